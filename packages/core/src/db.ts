@@ -1,0 +1,90 @@
+import pg from 'pg';
+import { config } from './config';
+import { isDatabaseUnavailable } from './errors';
+import { limits } from './limits';
+import { logger } from './logger';
+
+let pool: pg.Pool | undefined;
+
+/** The process's one pool, created on first use from the configuration. */
+export function db(): pg.Pool {
+  if (!pool) {
+    const { DATABASE_URL, DATABASE_POOL_MAX, DATABASE_SSL } = config();
+    pool = new pg.Pool({
+      connectionString: DATABASE_URL,
+      max: DATABASE_POOL_MAX,
+      ssl: DATABASE_SSL ? { rejectUnauthorized: true } : undefined,
+      connectionTimeoutMillis: 3_000,
+      idleTimeoutMillis: 30_000,
+    });
+    // An idle client losing its server must not crash the process; the next query reconnects.
+    pool.on('error', (error) => logger().warn({ err: error.message }, 'idle database client failed'));
+  }
+  return pool;
+}
+
+export async function closeDb(): Promise<void> {
+  const current = pool;
+  pool = undefined;
+  await current?.end();
+}
+
+const retryableCodes = new Set(['40001', '40P01']);
+
+/** Failures worth another try: the server was unreachable, restarting, saturated, or aborted us for a conflict. */
+export function isTransient(error: unknown): boolean {
+  const code = (error as { code?: unknown } | undefined)?.code;
+  return isDatabaseUnavailable(error) || (typeof code === 'string' && retryableCodes.has(code));
+}
+
+export function isMissingRelation(error: unknown): boolean {
+  const code = (error as { code?: unknown } | undefined)?.code;
+  return code === '42P01' || code === '3F000';
+}
+
+export function retryDelayMs(attempt: number): number {
+  return Math.min(limits.transientMaxDelayMs, 100 * 2 ** attempt);
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** Runs a unit of work, repeating it on transient failures (SPEC: up to 3 retries, at most 5 s apart). */
+export async function withRetry<T>(work: () => Promise<T>): Promise<T> {
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return await work();
+    } catch (error) {
+      if (attempt >= limits.transientRetries || !isTransient(error)) throw error;
+      logger().warn({ attempt: attempt + 1, code: (error as { code?: string }).code }, 'transient database failure, retrying');
+      await sleep(retryDelayMs(attempt));
+    }
+  }
+}
+
+export type Queryable = Pick<pg.PoolClient, 'query'>;
+
+/** One parameterized statement, retried on transient failures. */
+export async function query<Row extends pg.QueryResultRow>(text: string, values: unknown[] = []): Promise<Row[]> {
+  return withRetry(async () => (await db().query<Row>(text, values)).rows);
+}
+
+/** A transaction, retried as a whole on transient failures (including serialization failures). */
+export async function transaction<T>(work: (client: Queryable) => Promise<T>): Promise<T> {
+  return withRetry(async () => {
+    const client = await db().connect();
+    let broken = false;
+    try {
+      await client.query('BEGIN');
+      const result = await work(client);
+      await client.query('COMMIT');
+      return result;
+    } catch (error) {
+      broken = isDatabaseUnavailable(error);
+      if (!broken) await client.query('ROLLBACK').catch(() => undefined);
+      throw error;
+    } finally {
+      // A client whose connection failed is destroyed rather than returned to the pool.
+      client.release(broken);
+    }
+  });
+}

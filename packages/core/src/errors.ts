@@ -1,0 +1,75 @@
+/**
+ * The error kinds of the domain, and the one mapping from kind to HTTP status
+ * and RFC 9457 problem details. Handlers throw these; the problem middleware
+ * turns any of them (and anything else, as a generic 500) into a response.
+ */
+export type FieldErrors = Record<string, string[]>;
+
+export const errorKinds = {
+  validation: { status: 422, title: 'Validation failed' },
+  unauthorized: { status: 401, title: 'Unauthorized' },
+  notFound: { status: 404, title: 'Not found' },
+  conflict: { status: 409, title: 'Conflict' },
+  gone: { status: 410, title: 'Gone' },
+  rateLimited: { status: 429, title: 'Too many requests' },
+  unavailable: { status: 503, title: 'Service unavailable' },
+  internal: { status: 500, title: 'Internal server error' },
+} as const;
+
+export type ErrorKind = keyof typeof errorKinds;
+
+export class AppError extends Error {
+  constructor(
+    readonly kind: ErrorKind,
+    message: string,
+    readonly fields?: FieldErrors,
+    readonly headers?: Record<string, string>,
+  ) {
+    super(message);
+    this.name = 'AppError';
+  }
+}
+
+export const validationError = (field: string, message: string): AppError =>
+  new AppError('validation', `Invalid ${field}.`, { [field]: [message] });
+
+export interface Problem {
+  type?: string;
+  title: string;
+  status: number;
+  detail: string;
+  instance: string;
+  errors?: FieldErrors;
+}
+
+export interface ProblemResponse {
+  status: number;
+  headers: Record<string, string>;
+  body: Problem;
+}
+
+const genericDetail = 'An unexpected error occurred.';
+
+/** Maps any thrown value to the problem response a client may see: no stack, no SQL. */
+export function toProblem(error: unknown, instance: string): ProblemResponse {
+  const appError = error instanceof AppError ? error : undefined;
+  const kind: ErrorKind = appError?.kind ?? (isDatabaseUnavailable(error) ? 'unavailable' : 'internal');
+  const { status, title } = errorKinds[kind];
+  const detail = appError?.message ?? (kind === 'unavailable' ? 'The database is unavailable; try again shortly.' : genericDetail);
+  const body: Problem = { title, status, detail, instance };
+  if (appError?.fields) body.errors = appError.fields;
+  const headers: Record<string, string> = { 'content-type': 'application/problem+json', ...appError?.headers };
+  if (kind === 'unauthorized') headers['www-authenticate'] ??= 'Bearer';
+  if (kind === 'unavailable') headers['retry-after'] ??= '5';
+  return { status, headers, body };
+}
+
+const unavailableCodes = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', 'EAI_AGAIN', '57P01', '57P02', '57P03', '53300']);
+
+/** True for failures that mean "the database cannot be reached now", as opposed to a bad query. */
+export function isDatabaseUnavailable(error: unknown): boolean {
+  if (!(error instanceof Error)) return false;
+  const code = (error as { code?: unknown }).code;
+  if (typeof code === 'string' && (unavailableCodes.has(code) || code.startsWith('08'))) return true;
+  return /Connection terminated|connection timeout|Client has encountered a connection error|timeout exceeded when trying to connect/i.test(error.message);
+}

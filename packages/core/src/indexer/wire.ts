@@ -1,0 +1,6 @@
+import { z } from 'zod';
+
+/** On-chain big integers travel as decimal strings of up to 78 digits (SPEC.md "General wire rules"). */
+export const bigIntString = z.string().regex(/^-?[0-9]{1,78}$/);
+
+export const addressString = z.string().regex(/^0x[0-9a-f]{40}$/);

@@ -1,0 +1,38 @@
+import middy from '@middy/core';
+import type { z } from 'zod';
+import { cors } from '../middleware/cors';
+import { jsonResponse } from '../middleware/json-response';
+import { problemDetails } from '../middleware/problem-details';
+import { requestLogger } from '../middleware/request-logger';
+import type { HttpContext, HttpEvent, HttpMiddleware, HttpResult } from '../middleware/types';
+import { validateInput } from '../middleware/validate-input';
+import type { HttpRoute } from '../routes';
+
+type Parsed<S> = S extends z.ZodType ? z.output<S> : undefined;
+type Request<R extends HttpRoute> = R['request'] extends infer I ? (I extends object ? I : {}) : {};
+
+export interface RouteInput<R extends HttpRoute> {
+  query: Parsed<Request<R> extends { query: infer Q } ? Q : undefined>;
+  params: Parsed<Request<R> extends { params: infer P } ? P : undefined>;
+  body: Parsed<Request<R> extends { body: infer B } ? B : undefined>;
+}
+
+/** The Middy chain of every HTTP endpoint: log, CORS, problem+json, JSON out, auth when required, validated input. */
+export function httpHandler<R extends HttpRoute, T>(
+  route: R,
+  run: (input: RouteInput<R>, context: HttpContext, event: HttpEvent) => Promise<T>,
+  /** Authentication and provisioning, for routes whose auth is 'jwt' (see protected-handler.ts). */
+  authMiddlewares: HttpMiddleware[] = [],
+) {
+  if ((route.auth === 'jwt') !== authMiddlewares.length > 0) {
+    throw new Error(`${route.method} ${route.path}: auth '${route.auth}' needs matching middlewares`);
+  }
+  const chain = middy<HttpEvent, HttpResult, Error, HttpContext>()
+    .use(requestLogger())
+    .use(cors())
+    .use(problemDetails());
+  if (route.produces !== 'text/html') chain.use(jsonResponse());
+  chain.use(authMiddlewares);
+  chain.use(validateInput(route.request ?? {}));
+  return chain.handler(async (event, context) => (await run(context.input as RouteInput<R>, context, event)) as unknown as HttpResult);
+}

@@ -1,0 +1,30 @@
+import { config } from '@hatchery/core/config';
+import { isOriginAllowed } from '@hatchery/core/cors';
+import type { HttpEvent, HttpMiddleware } from './types';
+
+/** CORS headers for an allowed origin; none at all for any other (DESIGN.md "Authentication"). */
+export function corsHeaders(event: HttpEvent): Record<string, string> {
+  const origin = event.headers?.origin;
+  const { CORS_ORIGINS, CORS_ALLOWED_HOST_SUFFIXES } = config();
+  if (!origin || !isOriginAllowed(origin, { origins: CORS_ORIGINS, hostSuffixes: CORS_ALLOWED_HOST_SUFFIXES })) return {};
+  return {
+    'access-control-allow-origin': origin,
+    'access-control-allow-credentials': 'true',
+    'access-control-expose-headers': 'retry-after,www-authenticate',
+    vary: 'Origin',
+  };
+}
+
+export const preflightHeaders = {
+  'access-control-allow-methods': 'GET,POST,DELETE,OPTIONS',
+  'access-control-allow-headers': 'authorization,content-type',
+  'access-control-max-age': '600',
+};
+
+export const cors = (): HttpMiddleware => {
+  const addHeaders: NonNullable<HttpMiddleware['after']> = (request) => {
+    if (!request.response) return;
+    request.response.headers = { ...request.response.headers, ...corsHeaders(request.event) };
+  };
+  return { after: addHeaders, onError: addHeaders };
+};

@@ -1,0 +1,49 @@
+import { z } from 'zod';
+import { AppError, type FieldErrors } from '@hatchery/core/errors';
+import type { HttpMiddleware } from './types';
+
+export interface InputSchemas {
+  query?: z.ZodType;
+  params?: z.ZodType;
+  body?: z.ZodType;
+}
+
+function fieldErrors(error: z.ZodError): FieldErrors {
+  const fields: FieldErrors = {};
+  for (const issue of error.issues) {
+    const field = issue.path.length ? issue.path.join('.') : 'body';
+    (fields[field] ??= []).push(issue.message);
+  }
+  return fields;
+}
+
+function parseJsonBody(raw: string | undefined, isBase64Encoded: boolean | undefined): unknown {
+  if (raw === undefined || raw === '') return undefined;
+  const text = isBase64Encoded ? Buffer.from(raw, 'base64').toString('utf8') : raw;
+  try {
+    return JSON.parse(text);
+  } catch {
+    throw new AppError('validation', 'The request body is not valid JSON.', { body: ['must be valid JSON'] });
+  }
+}
+
+function parse(schema: z.ZodType | undefined, value: unknown): unknown {
+  if (!schema) return undefined;
+  const result = schema.safeParse(value);
+  if (!result.success) {
+    throw new AppError('validation', 'One or more fields are invalid.', fieldErrors(result.error));
+  }
+  return result.data;
+}
+
+/** Validates query, path and body with the route's zod schemas; 422 naming each bad field. */
+export const validateInput = (schemas: InputSchemas): HttpMiddleware => ({
+  before: (request) => {
+    const { event } = request;
+    request.context.input = {
+      query: parse(schemas.query, event.queryStringParameters ?? {}),
+      params: parse(schemas.params, event.pathParameters ?? {}),
+      body: schemas.body ? parse(schemas.body, parseJsonBody(event.body, event.isBase64Encoded)) : undefined,
+    };
+  },
+});

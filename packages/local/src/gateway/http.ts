@@ -1,0 +1,109 @@
+import { randomUUID } from 'node:crypto';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
+import { toProblem, AppError } from '@hatchery/core/errors';
+import type { HttpRoute } from '@hatchery/functions/routes';
+import { lambdaContext, loadHandler } from './lambda';
+import { createRouter, type MatchedRoute } from './routing';
+
+/** HTTP API's payload limit is 10 MB; the local gateway keeps a much smaller one since no route takes large bodies. */
+const maxBodyBytes = 1024 * 1024;
+const textualContent = /^(application\/(json|problem\+json|x-www-form-urlencoded|xml)|text\/)/i;
+
+async function readBody(request: IncomingMessage): Promise<Buffer | undefined> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of request) {
+    size += (chunk as Buffer).length;
+    if (size > maxBodyBytes) throw new AppError('validation', 'The request body is too large.', { body: [`at most ${maxBodyBytes} bytes`] });
+    chunks.push(chunk as Buffer);
+  }
+  return chunks.length ? Buffer.concat(chunks) : undefined;
+}
+
+/** Builds the payload format 2.0 event API Gateway's HTTP API would send. */
+export function toEventV2(request: IncomingMessage, url: URL, matched: MatchedRoute, body: Buffer | undefined): APIGatewayProxyEventV2 {
+  const headers: Record<string, string> = {};
+  for (const [name, value] of Object.entries(request.headers)) {
+    if (value === undefined || name === 'cookie') continue;
+    headers[name.toLowerCase()] = Array.isArray(value) ? value.join(',') : value;
+  }
+  const query: Record<string, string> = {};
+  for (const [key, value] of url.searchParams) query[key] = key in query ? `${query[key]},${value}` : value;
+  const cookies = request.headers.cookie?.split(';').map((cookie) => cookie.trim()).filter(Boolean);
+  const textual = textualContent.test(headers['content-type'] ?? 'application/json');
+  const now = new Date();
+  const sourceIp = request.socket.remoteAddress?.replace(/^::ffff:/, '') ?? '127.0.0.1';
+  return {
+    version: '2.0',
+    routeKey: matched.routeKey,
+    rawPath: url.pathname,
+    rawQueryString: url.search.slice(1),
+    cookies,
+    headers,
+    queryStringParameters: Object.keys(query).length ? query : undefined,
+    pathParameters: matched.pathParameters,
+    requestContext: {
+      accountId: '000000000000',
+      apiId: 'local',
+      domainName: headers.host ?? '127.0.0.1',
+      domainPrefix: (headers.host ?? '127').split('.')[0]!,
+      http: {
+        method: request.method ?? 'GET',
+        path: url.pathname,
+        protocol: `HTTP/${request.httpVersion}`,
+        sourceIp,
+        userAgent: headers['user-agent'] ?? '',
+      },
+      requestId: randomUUID(),
+      routeKey: matched.routeKey,
+      stage: '$default',
+      time: now.toISOString(),
+      timeEpoch: now.getTime(),
+    },
+    body: body === undefined ? undefined : textual ? body.toString('utf8') : body.toString('base64'),
+    isBase64Encoded: body !== undefined && !textual,
+  };
+}
+
+/** Applies the 2.0 response rules: a structured result as given; anything else is JSON with status 200. */
+export function writeResultV2(response: ServerResponse, result: unknown): void {
+  const structured =
+    typeof result === 'object' && result !== null && 'statusCode' in result
+      ? (result as APIGatewayProxyStructuredResultV2)
+      : { statusCode: 200, headers: { 'content-type': 'application/json' }, body: JSON.stringify(result) };
+  const headers: Record<string, string | string[]> = { ...(structured.headers as Record<string, string>) };
+  if (structured.cookies?.length) headers['set-cookie'] = structured.cookies;
+  if (!Object.keys(headers).some((name) => name.toLowerCase() === 'content-type')) headers['content-type'] = 'application/json';
+  const body = structured.body === undefined ? '' : structured.isBase64Encoded ? Buffer.from(structured.body, 'base64') : structured.body;
+  response.writeHead(structured.statusCode ?? 200, headers);
+  response.end(body);
+}
+
+export function writeProblem(response: ServerResponse, error: unknown, instance: string): void {
+  const problem = toProblem(error, instance);
+  response.writeHead(problem.status, problem.headers);
+  response.end(JSON.stringify(problem.body));
+}
+
+/** The HTTP side of the local API Gateway: every route of the table, invoking the real handlers in-process. */
+export function httpApi(routes: readonly HttpRoute[]) {
+  const route = createRouter(routes);
+  return async (request: IncomingMessage, response: ServerResponse, url: URL): Promise<void> => {
+    const matched = route(request.method ?? 'GET', url.pathname);
+    if (!matched) {
+      writeProblem(response, new AppError('notFound', 'No route matches this method and path.'), url.pathname);
+      return;
+    }
+    try {
+      const body = await readBody(request);
+      const event = toEventV2(request, url, matched, body);
+      const handler = await loadHandler(matched.route.handler);
+      const result = await handler(event, lambdaContext(matched.routeKey));
+      writeResultV2(response, result);
+    } catch (error) {
+      // Lambda itself failing (not the handler's own problem+json) is API Gateway's 500.
+      writeProblem(response, error, url.pathname);
+    }
+  };
+}

@@ -1,0 +1,66 @@
+import type { HttpRoute } from '@hatchery/functions/routes';
+
+export interface MatchedRoute {
+  route: HttpRoute;
+  routeKey: string;
+  pathParameters: Record<string, string> | undefined;
+}
+
+interface CompiledRoute {
+  route: HttpRoute;
+  pattern: RegExp;
+  names: string[];
+  /** API Gateway prefers literal segments over parameters, and parameters over a greedy tail. */
+  rank: number;
+}
+
+function compile(route: HttpRoute): CompiledRoute {
+  const names: string[] = [];
+  let rank = 0;
+  const source = route.path
+    .split('/')
+    .map((segment) => {
+      const greedy = /^\{(\w+)\+\}$/.exec(segment);
+      if (greedy) {
+        names.push(greedy[1]!);
+        return '(.+)';
+      }
+      const param = /^\{(\w+)\}$/.exec(segment);
+      if (param) {
+        names.push(param[1]!);
+        rank += 1;
+        return '([^/]+)';
+      }
+      rank += 2;
+      return segment.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+    })
+    .join('/');
+  return { route, pattern: new RegExp(`^${source}$`), names, rank };
+}
+
+/** Picks the route API Gateway would: the most specific path, an exact method over ANY. */
+export function createRouter(routes: readonly HttpRoute[]) {
+  const compiled = routes.map(compile).sort((a, b) => b.rank - a.rank);
+  return (method: string, path: string): MatchedRoute | undefined => {
+    for (const wanted of [method, 'ANY']) {
+      for (const candidate of compiled) {
+        if (candidate.route.method !== wanted) continue;
+        const match = candidate.pattern.exec(path);
+        if (!match) continue;
+        const values = match.slice(1).map((value) => {
+          try {
+            return decodeURIComponent(value);
+          } catch {
+            return value;
+          }
+        });
+        return {
+          route: candidate.route,
+          routeKey: `${candidate.route.method} ${candidate.route.path}`,
+          pathParameters: candidate.names.length ? Object.fromEntries(candidate.names.map((name, i) => [name, values[i]!])) : undefined,
+        };
+      }
+    }
+    return undefined;
+  };
+}

@@ -1,0 +1,66 @@
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { Duplex } from 'node:stream';
+import { AppError } from '@hatchery/core/errors';
+import type { HttpRoute } from '@hatchery/functions/routes';
+import { httpApi, writeProblem } from './http';
+import { ipRateLimiter } from './ip-rate-limit';
+
+/** A path prefix the gateway serves itself rather than through a Lambda (JWKS, the management API). */
+export type LocalEndpoint = (request: IncomingMessage, response: ServerResponse, url: URL) => Promise<void> | void;
+
+export interface GatewayOptions {
+  routes: readonly HttpRoute[];
+  host?: string;
+  port: number;
+  ipRequestsPerSecond: number;
+  localEndpoints?: Record<string, LocalEndpoint>;
+  /** The WebSocket side: takes over upgrade requests (see websocket.ts). */
+  onUpgrade?: (request: IncomingMessage, socket: Duplex, head: Buffer) => void;
+}
+
+export interface RunningGateway {
+  server: Server;
+  url: string;
+  close(): Promise<void>;
+}
+
+/** The local API Gateway: one port for the HTTP API, the hub and the management API, as the router gives in AWS. */
+export async function startGateway(options: GatewayOptions): Promise<RunningGateway> {
+  const api = httpApi(options.routes);
+  const limit = ipRateLimiter(options.ipRequestsPerSecond);
+  const endpoints = Object.entries(options.localEndpoints ?? {});
+  const server = createServer((request, response) => {
+    const url = new URL(request.url ?? '/', 'http://localhost');
+    const endpoint = endpoints.find(([prefix]) => url.pathname === prefix || url.pathname.startsWith(`${prefix}/`));
+    if (endpoint) {
+      Promise.resolve(endpoint[1](request, response, url)).catch((error) => writeProblem(response, error, url.pathname));
+      return;
+    }
+    const verdict = limit(request.socket.remoteAddress ?? '');
+    if (!verdict.allowed) {
+      const error = new AppError('rateLimited', 'Too many requests from this address.', undefined, { 'retry-after': String(verdict.retryAfterSeconds) });
+      writeProblem(response, error, url.pathname);
+      return;
+    }
+    void api(request, response, url);
+  });
+  server.keepAliveTimeout = 65_000;
+  if (options.onUpgrade) server.on('upgrade', options.onUpgrade);
+  else server.on('upgrade', (_request, socket) => socket.destroy());
+  const host = options.host ?? '127.0.0.1';
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port, host, () => resolve());
+  });
+  const address = server.address();
+  const port = typeof address === 'object' && address ? address.port : options.port;
+  return {
+    server,
+    url: `http://${host}:${port}`,
+    close: () =>
+      new Promise((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
+  };
+}

@@ -1,0 +1,59 @@
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { dirname } from 'node:path';
+import { exportJWK, generateKeyPair, importJWK, SignJWT, type JWK } from 'jose';
+
+/**
+ * The local identity provider: an RS256 key pair kept in the data folder (so
+ * tokens outlive restarts and `npm run token` can sign without the stack),
+ * its JWKS, and tokens shaped like Firebase/Google securetoken ones.
+ */
+export interface LocalIdentityProvider {
+  projectId: string;
+  issuer: string;
+  jwks: { keys: JWK[] };
+  signToken(claims: TokenClaims, options?: { expiresInSeconds?: number }): Promise<string>;
+}
+
+export interface TokenClaims {
+  uid: string;
+  email?: string;
+  name?: string;
+}
+
+const kid = 'hatchery-local-1';
+
+async function loadOrCreateKey(keyFile: string): Promise<JWK> {
+  try {
+    return JSON.parse(await readFile(keyFile, 'utf8')) as JWK;
+  } catch {
+    const { privateKey } = await generateKeyPair('RS256', { extractable: true });
+    const jwk = { ...(await exportJWK(privateKey)), kid, alg: 'RS256', use: 'sig' };
+    await mkdir(dirname(keyFile), { recursive: true });
+    await writeFile(keyFile, JSON.stringify(jwk), { mode: 0o600 });
+    return jwk;
+  }
+}
+
+export const issuerFor = (projectId: string) => `https://securetoken.google.com/${projectId}`;
+
+export async function localIdentityProvider(options: { keyFile: string; projectId: string }): Promise<LocalIdentityProvider> {
+  const privateJwk = await loadOrCreateKey(options.keyFile);
+  const { kty, n, e } = privateJwk;
+  const publicJwk: JWK = { kty, n, e, kid: privateJwk.kid, alg: 'RS256', use: 'sig' };
+  const key = await importJWK(privateJwk, 'RS256');
+  const issuer = issuerFor(options.projectId);
+  return {
+    projectId: options.projectId,
+    issuer,
+    jwks: { keys: [publicJwk] },
+    signToken: ({ uid, email, name }, { expiresInSeconds = 3600 } = {}) =>
+      new SignJWT({ user_id: uid, ...(email !== undefined && { email }), ...(name !== undefined && { name }), email_verified: true })
+        .setProtectedHeader({ alg: 'RS256', kid: privateJwk.kid ?? kid, typ: 'JWT' })
+        .setIssuer(issuer)
+        .setAudience(options.projectId)
+        .setSubject(uid)
+        .setIssuedAt()
+        .setExpirationTime(`${expiresInSeconds}s`)
+        .sign(key),
+  };
+}

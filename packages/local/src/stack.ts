@@ -1,0 +1,131 @@
+import { join, resolve } from 'node:path';
+import pg from 'pg';
+import { closeDb } from '@hatchery/core/db';
+import { migrate } from '@hatchery/core/migrate';
+import { httpRoutes } from '@hatchery/functions/routes';
+import { loadDemoData, type DemoSize } from './demo-data';
+import { startDynalite } from './dynamo';
+import { startGateway, type RunningGateway } from './gateway/server';
+import { localIdentityProvider, type LocalIdentityProvider } from './idp';
+import { startEmbeddedPostgres, type EmbeddedDatabase } from './postgres';
+
+export interface StackOptions {
+  /** 0 picks a free port (tests). */
+  port: number;
+  /** Where the embedded database and the identity provider's key live. */
+  dataDir: string;
+  /** Keep the embedded database between runs (npm start) or remove it on stop (tests). */
+  persistent: boolean;
+  /** An external PostgreSQL instead of the embedded one. */
+  databaseUrl?: string;
+  /** An external DynamoDB API instead of dynalite. */
+  dynamoEndpoint?: string;
+  /** Demo data to load when the indexer schema is absent; false loads none. */
+  demoData: DemoSize | false;
+  /** Copied instead of running initdb (see test/support/global-setup.ts). */
+  postgresTemplateDir?: string;
+}
+
+export interface RunningStack {
+  url: string;
+  databaseUrl: string;
+  dynamoEndpoint: string;
+  idp: LocalIdentityProvider;
+  gateway: RunningGateway;
+  /** The embedded cluster, when one was started (tests stop and restart it). */
+  postgres?: EmbeddedDatabase;
+  stop(): Promise<void>;
+}
+
+async function withClient<T>(databaseUrl: string, work: (client: pg.Client) => Promise<T>): Promise<T> {
+  const client = new pg.Client({ connectionString: databaseUrl });
+  await client.connect();
+  try {
+    return await work(client);
+  } finally {
+    await client.end();
+  }
+}
+
+async function hasIndexerSchema(client: pg.Client): Promise<boolean> {
+  const { rows } = await client.query<{ present: boolean }>(`SELECT to_regclass('indexer.editions') IS NOT NULL AS present`);
+  return rows[0]?.present ?? false;
+}
+
+/**
+ * The whole product on one machine (DESIGN.md "The embedded default"): a real
+ * PostgreSQL, a real DynamoDB API, the local identity provider and the local
+ * API Gateway driving the real handlers. `npm start` and the tests both boot it here.
+ */
+export async function startStack(options: StackOptions): Promise<RunningStack> {
+  const cleanups: Array<() => Promise<void>> = [];
+  const stop = async () => {
+    for (const cleanup of cleanups.splice(0).reverse()) await cleanup().catch(() => undefined);
+  };
+  try {
+    let postgres: EmbeddedDatabase | undefined;
+    let databaseUrl = options.databaseUrl;
+    if (!databaseUrl) {
+      postgres = await startEmbeddedPostgres({
+        dataDir: options.dataDir,
+        persistent: options.persistent,
+        templateDir: options.postgresTemplateDir,
+      });
+      cleanups.push(() => postgres!.stop());
+      databaseUrl = postgres.urlFor('postgres');
+    }
+
+    let dynamoEndpoint = options.dynamoEndpoint;
+    if (!dynamoEndpoint) {
+      const dynamo = await startDynalite();
+      cleanups.push(dynamo.stop);
+      dynamoEndpoint = dynamo.endpoint;
+    }
+
+    const projectId = process.env.IDP_PROJECT_ID ?? 'hatchery-local';
+    const idp = await localIdentityProvider({ keyFile: join(options.dataDir, 'idp-key.json'), projectId });
+
+    const gateway = await startGateway({
+      routes: Object.values(httpRoutes),
+      port: options.port,
+      ipRequestsPerSecond: Number(process.env.IP_RATE_LIMIT_PER_SECOND ?? 200),
+      localEndpoints: {
+        '/.well-known/jwks.json': (_request, response) => {
+          response.writeHead(200, { 'content-type': 'application/json', 'cache-control': 'max-age=300' });
+          response.end(JSON.stringify(idp.jwks));
+        },
+      },
+    });
+    cleanups.push(async () => {
+      await gateway.close();
+      await closeDb();
+    });
+
+    // The handlers run in this process and read their configuration from the environment, as in Lambda.
+    Object.assign(process.env, {
+      DATABASE_URL: databaseUrl,
+      DYNAMODB_ENDPOINT: dynamoEndpoint,
+      IDP_PROJECT_ID: projectId,
+      IDP_JWKS_URL: `${gateway.url}/.well-known/jwks.json`,
+      WEBSOCKET_MANAGEMENT_ENDPOINT: gateway.url,
+      AWS_REGION: process.env.AWS_REGION ?? 'us-east-1',
+      AWS_ACCESS_KEY_ID: process.env.AWS_ACCESS_KEY_ID ?? 'local',
+      AWS_SECRET_ACCESS_KEY: process.env.AWS_SECRET_ACCESS_KEY ?? 'local',
+    });
+
+    await migrate(databaseUrl);
+    const demoData = options.demoData;
+    if (demoData) {
+      await withClient(databaseUrl, async (client) => {
+        if (!(await hasIndexerSchema(client))) await loadDemoData(client, demoData);
+      });
+    }
+
+    return { url: gateway.url, databaseUrl, dynamoEndpoint, idp, gateway, postgres, stop };
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+}
+
+export const defaultDataDir = resolve(process.env.HATCHERY_DATA_DIR ?? '.hatchery');

@@ -1,0 +1,38 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import pg from 'pg';
+import { inject } from 'vitest';
+import type { DemoSize } from '@hatchery/local/demo-data';
+import { startStack, type RunningStack } from '@hatchery/local/stack';
+
+export interface TestStack extends RunningStack {
+  /** Runs SQL directly against the stack's database (fixtures, assertions). */
+  sql<Row extends pg.QueryResultRow = Record<string, unknown>>(text: string, values?: unknown[]): Promise<Row[]>;
+  get(path: string, init?: RequestInit): Promise<Response>;
+}
+
+/** The real local stack on a free port with its own embedded PostgreSQL, as `npm start` boots it. */
+export async function startTestStack(options: { demoData?: DemoSize | false; env?: Record<string, string> } = {}): Promise<TestStack> {
+  Object.assign(process.env, { LOG_LEVEL: 'silent', IP_RATE_LIMIT_PER_SECOND: '0', ...options.env });
+  const dataDir = await mkdtemp(join(tmpdir(), 'hatchery-test-'));
+  const stack = await startStack({
+    port: 0,
+    dataDir,
+    persistent: false,
+    demoData: options.demoData ?? false,
+    postgresTemplateDir: inject('postgresTemplateDir'),
+  });
+  const client = new pg.Pool({ connectionString: stack.databaseUrl, max: 4 });
+  client.on('error', () => undefined);
+  return {
+    ...stack,
+    sql: async (text, values) => (await client.query(text, values)).rows,
+    get: (path, init) => fetch(`${stack.url}${path}`, init),
+    stop: async () => {
+      await client.end().catch(() => undefined);
+      await stack.stop();
+      await rm(dataDir, { recursive: true, force: true });
+    },
+  };
+}
