@@ -13,7 +13,7 @@ export const configSchema = z.object({
   DATABASE_POOL_MAX: positiveInt(10),
   DATABASE_SSL: z.enum(['true', 'false']).default('false').transform((value) => value === 'true'),
   DYNAMODB_ENDPOINT: z.string().url().optional(),
-  CONNECTIONS_TABLE: z.string().min(1).default('hatchery-connections'),
+  DYNAMODB_TABLE: z.string().min(1).default('hatchery'),
   AWS_REGION: z.string().min(1).default('us-east-1'),
   IDP_PROJECT_ID: z.string().min(1).default('hatchery-local'),
   IDP_JWKS_URL: z
@@ -51,7 +51,7 @@ function fromSstResources(env: NodeJS.ProcessEnv): Record<string, string | undef
     IDP_PROJECT_ID: str(resource('IdpProjectId')?.value),
     CORS_ORIGINS: str(resource('CorsOrigins')?.value),
     CORS_ALLOWED_HOST_SUFFIXES: str(resource('CorsAllowedHostSuffixes')?.value),
-    CONNECTIONS_TABLE: str(resource('Connections')?.name),
+    DYNAMODB_TABLE: str(resource('Table')?.name),
   };
 }
 

@@ -1,6 +1,8 @@
 import { join, resolve } from 'node:path';
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import pg from 'pg';
 import { closeDb } from '@hatchery/core/db';
+import { ensureTable } from '@hatchery/core/dynamo/table';
 import { migrate } from '@hatchery/core/migrate';
 import { httpRoutes } from '@hatchery/functions/routes';
 import { loadDemoData, type DemoSize } from './demo-data';
@@ -114,6 +116,9 @@ export async function startStack(options: StackOptions): Promise<RunningStack> {
     });
 
     await migrate(databaseUrl);
+    const dynamoAdmin = new DynamoDBClient({ endpoint: dynamoEndpoint, region: process.env.AWS_REGION });
+    await ensureTable(dynamoAdmin, process.env.DYNAMODB_TABLE ?? 'hatchery');
+    dynamoAdmin.destroy();
     const demoData = options.demoData;
     if (demoData) {
       await withClient(databaseUrl, async (client) => {

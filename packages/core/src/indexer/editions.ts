@@ -30,7 +30,7 @@ export const editionFields = {
   distribution: { sql: 'distribution', type: 'integer' },
 } as const satisfies FieldMap;
 
-const editions: ListSource = {
+export const editionsSource: ListSource = {
   from: 'indexer.editions',
   select: `edition_id::text AS id, name, art_uri AS "artUri", health, skill, morale, rarity,
     max_supply::text AS "maxSupply", minted::text AS minted, mint_start::text AS "mintStart",
@@ -40,7 +40,7 @@ const editions: ListSource = {
 };
 
 export async function listEditions(request: PageQuery): Promise<Page<EditionDto>> {
-  const { rows, totalCount } = await readPage<EditionDto & Record<string, unknown>>(editions, request);
+  const { rows, totalCount } = await readPage<EditionDto & Record<string, unknown>>(editionsSource, request);
   return { items: rows.map(toEditionDto), totalCount, page: request.page, pageSize: request.pageSize };
 }
 

@@ -38,15 +38,15 @@ export interface ListSource {
 }
 
 /**
- * Reads one page and the total in a single round trip: the count drives a
- * lateral page query, so an empty page still reports its total. Server
- * conditions are ANDed before the client's filter, which can only narrow them.
+ * One page and the total in a single round trip: the count drives a lateral
+ * page query, so an empty page still reports its total. Server conditions
+ * are ANDed before the client's filter, which can only narrow them.
  */
-export async function readPage<Row extends Record<string, unknown>>(
+export function buildPageQuery(
   source: ListSource,
   request: PageQuery,
   serverConditions: (params: Params) => string[] = () => [],
-): Promise<{ rows: Row[]; totalCount: number }> {
+): { text: string; values: unknown[] } {
   const params = new Params();
   const conditions = serverConditions(params);
   if (request.filter !== undefined) conditions.push(compileFilter(request.filter, source.fields, params));
@@ -57,8 +57,18 @@ export async function readPage<Row extends Record<string, unknown>>(
   const text = `SELECT counted.total_count, paged.* FROM (SELECT count(*) AS total_count FROM ${source.from} ${where}) counted
     LEFT JOIN LATERAL (SELECT true AS row_present, ${source.select} FROM ${source.from} ${where}
       ORDER BY ${orderBy} LIMIT ${limit} OFFSET ${offset}) paged ON true`;
+  return { text, values: params.values };
+}
+
+/** Runs buildPageQuery's statement; a missing indexer table is an empty page, never an error. */
+export async function readPage<Row extends Record<string, unknown>>(
+  source: ListSource,
+  request: PageQuery,
+  serverConditions?: (params: Params) => string[],
+): Promise<{ rows: Row[]; totalCount: number }> {
+  const { text, values } = buildPageQuery(source, request, serverConditions);
   try {
-    const rows = await query<Row & { total_count: string; row_present: boolean | null }>(text, params.values);
+    const rows = await query<Row & { total_count: string; row_present: boolean | null }>(text, values);
     return {
       totalCount: Number(rows[0]?.total_count ?? 0),
       rows: rows.filter((row) => row.row_present),

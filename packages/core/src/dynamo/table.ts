@@ -1,0 +1,44 @@
+import { CreateTableCommand, DescribeTableCommand, UpdateTimeToLiveCommand, type CreateTableCommandInput, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
+
+/**
+ * The service's one DynamoDB table, shared by the local stack (created here)
+ * and infra/table.ts (which reads the same definition). Single-table layout:
+ *   pk "connections"        sk <connectionId>   every live hub connection (+ its groups)
+ *   pk "group#<address>"    sk <connectionId>   members of one address group
+ *   pk "ratelimit#<key>"    sk <window>         fixed-window request counters
+ * Every item carries `expiresAt` (epoch seconds) so abandoned ones expire.
+ */
+export const tableDefinition = {
+  partitionKey: { name: 'pk', type: 'S' },
+  sortKey: { name: 'sk', type: 'S' },
+  ttlAttribute: 'expiresAt',
+} as const;
+
+export function createTableInput(tableName: string): CreateTableCommandInput {
+  return {
+    TableName: tableName,
+    AttributeDefinitions: [
+      { AttributeName: tableDefinition.partitionKey.name, AttributeType: tableDefinition.partitionKey.type },
+      { AttributeName: tableDefinition.sortKey.name, AttributeType: tableDefinition.sortKey.type },
+    ],
+    KeySchema: [
+      { AttributeName: tableDefinition.partitionKey.name, KeyType: 'HASH' },
+      { AttributeName: tableDefinition.sortKey.name, KeyType: 'RANGE' },
+    ],
+    BillingMode: 'PAY_PER_REQUEST',
+  };
+}
+
+/** Creates the table (and its TTL) when it does not exist; the local stack calls this at start. */
+export async function ensureTable(client: DynamoDBClient, tableName: string): Promise<void> {
+  try {
+    await client.send(new DescribeTableCommand({ TableName: tableName }));
+    return;
+  } catch (error) {
+    if ((error as { name?: string }).name !== 'ResourceNotFoundException') throw error;
+  }
+  await client.send(new CreateTableCommand(createTableInput(tableName)));
+  await client
+    .send(new UpdateTimeToLiveCommand({ TableName: tableName, TimeToLiveSpecification: { AttributeName: tableDefinition.ttlAttribute, Enabled: true } }))
+    .catch(() => undefined); // dynalite does not implement TTL; AWS does, via infra/table.ts.
+}

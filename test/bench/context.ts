@@ -1,0 +1,13 @@
+import pg from 'pg';
+import type { RunningStack } from '@hatchery/local/stack';
+
+/** What every benchmark section gets: the running stack on the bench dataset, and a pool for raw-SQL baselines. */
+export interface BenchContext {
+  stack: RunningStack;
+  /** A pool as large as the concurrency, for baselines at equal concurrency. */
+  sql: pg.Pool;
+  concurrency: number;
+  durationMs: number;
+}
+
+export type BenchSection = (context: BenchContext) => Promise<void>;

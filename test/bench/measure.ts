@@ -1,0 +1,80 @@
+import http from 'node:http';
+
+export interface Figures {
+  requests: number;
+  rps: number;
+  p50Ms: number;
+  p99Ms: number;
+  errors: number;
+}
+
+const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? 0;
+
+/** Runs `operation` from `concurrency` loops for `durationMs` after a warm-up, and reports throughput and latency. */
+export async function measure(operation: () => Promise<unknown>, options: { concurrency: number; durationMs: number; warmupMs?: number }): Promise<Figures> {
+  const run = async (durationMs: number, record: boolean) => {
+    const latencies: number[] = [];
+    let errors = 0;
+    const deadline = performance.now() + durationMs;
+    const started = performance.now();
+    await Promise.all(
+      Array.from({ length: options.concurrency }, async () => {
+        while (performance.now() < deadline) {
+          const t0 = performance.now();
+          try {
+            await operation();
+            if (record) latencies.push(performance.now() - t0);
+          } catch {
+            errors++;
+          }
+        }
+      }),
+    );
+    const elapsed = (performance.now() - started) / 1000;
+    latencies.sort((a, b) => a - b);
+    return { requests: latencies.length, rps: latencies.length / elapsed, p50Ms: percentile(latencies, 50), p99Ms: percentile(latencies, 99), errors };
+  };
+  await run(options.warmupMs ?? 1000, false);
+  return run(options.durationMs, true);
+}
+
+const agent = new http.Agent({ keepAlive: true, maxSockets: 256 });
+
+/** A GET over a keep-alive agent that fails on any non-200, so errors are counted, not timed. */
+export function httpGet(url: string, headers: Record<string, string> = {}): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const request = http.get(url, { agent, headers }, (response) => {
+      const chunks: Buffer[] = [];
+      response.on('data', (chunk: Buffer) => chunks.push(chunk));
+      response.on('end', () => {
+        const body = Buffer.concat(chunks).toString('utf8');
+        if (response.statusCode === 200) resolve(body);
+        else reject(new Error(`${response.statusCode}: ${body.slice(0, 200)}`));
+      });
+    });
+    request.on('error', reject);
+  });
+}
+
+export interface Row {
+  name: string;
+  gateway: Figures;
+  baseline: Figures;
+  baselineName: string;
+}
+
+const fmt = (n: number, digits = 1) => n.toFixed(digits).padStart(8);
+
+/** Prints one table: the endpoint beside its baseline, and the ratios (higher throughput ratio is better). */
+export function printTable(title: string, rows: Row[]): void {
+  console.log(`\n${title}`);
+  console.log(`${'case'.padEnd(44)} ${'rps'.padStart(8)} ${'p50 ms'.padStart(8)} ${'p99 ms'.padStart(8)} | ${'base rps'.padStart(8)} ${'p50 ms'.padStart(8)} ${'p99 ms'.padStart(8)} | ${'rps ratio'.padStart(9)} ${'p99 ratio'.padStart(9)}`);
+  for (const row of rows) {
+    const { gateway: g, baseline: b } = row;
+    console.log(
+      `${row.name.padEnd(44)} ${fmt(g.rps, 0)} ${fmt(g.p50Ms, 2)} ${fmt(g.p99Ms, 2)} | ${fmt(b.rps, 0)} ${fmt(b.p50Ms, 2)} ${fmt(b.p99Ms, 2)} | ${fmt(g.rps / b.rps, 2).padStart(9)} ${fmt(g.p99Ms / b.p99Ms, 2).padStart(9)}` +
+        (g.errors || b.errors ? `  errors ${g.errors}/${b.errors}` : ''),
+    );
+  }
+  console.log(`(baseline: ${rows[0]?.baselineName ?? ''}; rps ratio = endpoint / baseline, p99 ratio = endpoint / baseline)`);
+}

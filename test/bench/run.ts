@@ -1,0 +1,41 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import pg from 'pg';
+import { demoSizes } from '@hatchery/local/demo-data';
+import { startStack } from '@hatchery/local/stack';
+import type { BenchSection } from './context';
+import { editionsBench } from './editions';
+
+/**
+ * `npm run bench`: the stack on the bench dataset (a million NFTs and sales),
+ * each section printing its figures beside a baseline measured in the same run.
+ * BENCH_SECTIONS=editions,... runs a subset; BENCH_DURATION_MS sets each run's length.
+ */
+const sections: Record<string, BenchSection> = {
+  editions: editionsBench,
+};
+
+const concurrency = Number(process.env.BENCH_CONCURRENCY ?? 16);
+const durationMs = Number(process.env.BENCH_DURATION_MS ?? 5000);
+const wanted = (process.env.BENCH_SECTIONS ?? Object.keys(sections).join(',')).split(',');
+
+Object.assign(process.env, { LOG_LEVEL: process.env.LOG_LEVEL ?? 'warn', IP_RATE_LIMIT_PER_SECOND: '0', DATABASE_POOL_MAX: String(concurrency) });
+const dataDir = process.env.BENCH_DATA_DIR ?? (await mkdtemp(join(tmpdir(), 'hatchery-bench-')));
+console.log(`Loading the bench dataset (${JSON.stringify(demoSizes.bench)}) into ${dataDir} …`);
+const loadStarted = performance.now();
+const stack = await startStack({ port: 0, dataDir, persistent: Boolean(process.env.BENCH_DATA_DIR), demoData: demoSizes.bench });
+console.log(`Stack ready in ${((performance.now() - loadStarted) / 1000).toFixed(1)} s; concurrency ${concurrency}, ${durationMs} ms per run.`);
+const sql = new pg.Pool({ connectionString: stack.databaseUrl, max: concurrency });
+try {
+  for (const name of wanted) {
+    const section = sections[name];
+    if (!section) throw new Error(`unknown bench section '${name}' (have: ${Object.keys(sections).join(', ')})`);
+    await section({ stack, sql, concurrency, durationMs });
+  }
+} finally {
+  await sql.end();
+  await stack.stop();
+  if (!process.env.BENCH_DATA_DIR) await rm(dataDir, { recursive: true, force: true });
+}
+process.exit(0);
