@@ -49,13 +49,20 @@ export interface ProblemResponse {
 }
 
 const genericDetail = 'An unexpected error occurred.';
+const fallbackDetails: Partial<Record<ErrorKind, string>> = {
+  conflict: 'The request conflicts with existing data.',
+  unavailable: 'The database is unavailable; try again shortly.',
+};
+
+/** SPEC.md "Errors": any unique-constraint violation (PostgreSQL 23505) is a conflict. */
+export const isUniqueViolation = (error: unknown): boolean => (error as { code?: unknown } | undefined)?.code === '23505';
 
 /** Maps any thrown value to the problem response a client may see: no stack, no SQL. */
 export function toProblem(error: unknown, instance: string): ProblemResponse {
   const appError = error instanceof AppError ? error : undefined;
-  const kind: ErrorKind = appError?.kind ?? (isDatabaseUnavailable(error) ? 'unavailable' : 'internal');
+  const kind: ErrorKind = appError?.kind ?? (isUniqueViolation(error) ? 'conflict' : isDatabaseUnavailable(error) ? 'unavailable' : 'internal');
   const { status, title } = errorKinds[kind];
-  const detail = appError?.message ?? (kind === 'unavailable' ? 'The database is unavailable; try again shortly.' : genericDetail);
+  const detail = appError?.message ?? fallbackDetails[kind] ?? genericDetail;
   const body: Problem = { title, status, detail, instance };
   if (appError?.fields) body.errors = appError.fields;
   const headers: Record<string, string> = { 'content-type': 'application/problem+json', ...appError?.headers };

@@ -15,9 +15,13 @@ export const limits = {
   walletPostsPerMinute: 5,
 } as const;
 
+const nicknameCharacters = 'A-Za-z0-9 _';
+
 export const patterns = {
   address: /^0x[0-9a-fA-F]{40}$/,
   signature: /^0x[0-9a-fA-F]{130}$/,
-  nickname: /^[A-Za-z0-9 _]{3,20}$/,
+  nickname: new RegExp(`^[${nicknameCharacters}]{${limits.nickname.min},${limits.nickname.max}}$`),
+  /** Global: for `replace` only (a global regex's `test` is stateful). */
+  nicknameForbiddenCharacter: new RegExp(`[^${nicknameCharacters}]`, 'g'),
   email: /^[^\s@]+@[^\s@]+\.[^\s@]+$/,
 } as const;
