@@ -10,6 +10,17 @@ export const limits = {
   summaryCacheMs: 30_000,
   listenerPollMs: 5_000,
   listenerReconnectMs: 5_000,
+  /** The hub (DESIGN.md "The realtime hub protocol"); the first four are API Gateway WebSocket API quotas. */
+  hub: {
+    idleTimeoutMs: 10 * 60_000,
+    connectionLifetimeMs: 2 * 60 * 60_000,
+    messageBytes: 128 * 1024,
+    managementPayloadBytes: 128 * 1024,
+    groupsPerConnection: 100,
+    fanOutConcurrency: 128,
+    /** A failed-over listener resumes the saved forge cursor only when it is this fresh; older means the clients have given up (45 s). */
+    listenerStateMaxAgeMs: 10 * 60_000,
+  },
   transientRetries: 3,
   transientMaxDelayMs: 5_000,
   walletPostsPerMinute: 5,
