@@ -19,7 +19,8 @@ export async function startTestStack(options: { demoData?: DemoSize | false; env
   const stack = await startStack({
     port: 0,
     dataDir,
-    persistent: false,
+    // Kept on stop so a test can stop and restart the cluster; the folder is removed below.
+    persistent: true,
     demoData: options.demoData ?? false,
     postgresTemplateDir: inject('postgresTemplateDir'),
   });

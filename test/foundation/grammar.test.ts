@@ -1,0 +1,209 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { AppError } from '@hatchery/core/errors';
+import { compileFilter, compileOrderBy, Params, type FieldMap, type OrderSpec } from '@hatchery/core/query/compile';
+import { GrammarError, operators, parseFilter, parseOrderBy } from '@hatchery/core/query/grammar';
+
+const fields = {
+  id: { sql: 'id_col', type: 'bigint' },
+  name: { sql: 'name_col', type: 'text' },
+  rarity: { sql: 'rarity_col', type: 'integer' },
+  active: { sql: 'active_col', type: 'boolean' },
+} as const satisfies FieldMap;
+
+const order: OrderSpec = { defaultOrder: [{ field: 'id', direction: 'asc' }], tieBreaker: { sql: 'id_col', direction: 'asc' } };
+
+function compile(filter: string) {
+  const params = new Params();
+  const sql = compileFilter(filter, fields, params);
+  return { sql, values: params.values };
+}
+
+function rejection(run: () => unknown): AppError {
+  try {
+    run();
+  } catch (error) {
+    expect(error).toBeInstanceOf(AppError);
+    return error as AppError;
+  }
+  throw new Error('expected a validation error');
+}
+
+describe('parseFilter', () => {
+  it('reads every operator', () => {
+    for (const operator of operators) {
+      expect(parseFilter(`name${operator}abc`)).toEqual({ kind: 'condition', field: 'name', operator, value: 'abc', caseInsensitive: false });
+    }
+  });
+
+  it('gives "and" precedence over "or" and honours parentheses', () => {
+    expect(parseFilter('a=1|b=2,c=3')).toEqual({
+      kind: 'or',
+      operands: [
+        { kind: 'condition', field: 'a', operator: '=', value: '1', caseInsensitive: false },
+        {
+          kind: 'and',
+          operands: [
+            { kind: 'condition', field: 'b', operator: '=', value: '2', caseInsensitive: false },
+            { kind: 'condition', field: 'c', operator: '=', value: '3', caseInsensitive: false },
+          ],
+        },
+      ],
+    });
+    const grouped = parseFilter('(a=1|b=2),c=3');
+    expect(grouped.kind).toBe('and');
+    expect(grouped.kind === 'and' && grouped.operands[0]!.kind).toBe('or');
+  });
+
+  it('unescapes special characters and keeps them in the value', () => {
+    expect(parseFilter('name=a\\,b\\|c\\(d\\)e\\\\f')).toMatchObject({ value: 'a,b|c(d)e\\f' });
+  });
+
+  it('reads /i as case-insensitive, and an escaped /i as text', () => {
+    expect(parseFilter('name=Foo/i')).toMatchObject({ value: 'Foo', caseInsensitive: true });
+    expect(parseFilter('name=Foo\\/i')).toMatchObject({ value: 'Foo/i', caseInsensitive: false });
+  });
+
+  it('reads a bare null as NULL and an escaped one as text', () => {
+    expect(parseFilter('name=null')).toMatchObject({ value: null });
+    expect(parseFilter('name=\\null')).toMatchObject({ value: 'null' });
+  });
+
+  it.each(['', 'name', '=1', 'name~1', '(name=1', 'name=1)', 'name=a(b', 'name=1,', 'name=1|', 'name=abc\\', '()'])('rejects %j', (input) => {
+    expect(() => parseFilter(input)).toThrow(GrammarError);
+  });
+});
+
+describe('compileFilter', () => {
+  it('compiles equality and comparisons to typed placeholders', () => {
+    expect(compile('rarity>=3,active=true')).toEqual({ sql: '(rarity_col >= $1::integer AND active_col = $2::boolean)', values: ['3', 'true'] });
+    expect(compile('id<18446744073709551617')).toEqual({ sql: 'id_col < $1::numeric', values: ['18446744073709551617'] });
+    expect(compile('name!=x').sql).toBe('name_col IS DISTINCT FROM $1::text');
+  });
+
+  it('compiles text operators to LIKE patterns with LIKE metacharacters escaped', () => {
+    expect(compile('name=*50%_off')).toEqual({ sql: 'name_col LIKE $1', values: ['%50\\%\\_off%'] });
+    expect(compile('name!*x').sql).toBe('name_col NOT LIKE $1');
+    expect(compile('name^ab').values).toEqual(['ab%']);
+    expect(compile('name!^ab').sql).toBe('name_col NOT LIKE $1');
+    expect(compile('name$ab').values).toEqual(['%ab']);
+    expect(compile('name!$ab').sql).toBe('name_col NOT LIKE $1');
+    expect(compile('name=*AB/i')).toEqual({ sql: 'name_col ILIKE $1', values: ['%AB%'] });
+  });
+
+  it('compiles case-insensitive equality by lowering both sides', () => {
+    expect(compile('name=Edition/i')).toEqual({ sql: 'lower(name_col) = $1::text', values: ['edition'] });
+  });
+
+  it('compiles null to IS NULL / IS NOT NULL and rejects it with other operators', () => {
+    expect(compile('name=null')).toEqual({ sql: 'name_col IS NULL', values: [] });
+    expect(compile('name!=null').sql).toBe('name_col IS NOT NULL');
+    expect(rejection(() => compile('name>null')).fields).toHaveProperty('filter');
+  });
+
+  it('compiles nested groups', () => {
+    expect(compile('(rarity=1|rarity=2),(name^a|name^b)').sql).toBe(
+      '((rarity_col = $1::integer OR rarity_col = $2::integer) AND (name_col LIKE $3 OR name_col LIKE $4))',
+    );
+  });
+
+  it.each([
+    ['rarity=abc', 'integer'],
+    ['rarity=99999999999', 'integer'],
+    ['id=1.5', 'integer'],
+    ['id=' + '9'.repeat(79), 'integer'],
+    ['active=yes', 'true or false'],
+    ['active>true', '= and !='],
+    ['rarity=*1', 'text fields'],
+    ['rarity=1/i', 'text fields'],
+    ['burned=true', 'not a filterable field'],
+    ['name=(x)', "unescaped '('"],
+  ])('rejects %j with a 422 naming filter', (filter, message) => {
+    const error = rejection(() => compile(filter));
+    expect(error.kind).toBe('validation');
+    expect(error.fields?.filter?.[0]).toContain(message);
+  });
+
+  it('rejects a filter over 500 characters', () => {
+    expect(rejection(() => compile(`name=${'a'.repeat(496)}`)).fields?.filter?.[0]).toContain('500');
+    expect(() => compile(`name=${'a'.repeat(495)}`)).not.toThrow();
+  });
+
+  it('rejects absurd nesting instead of overflowing the stack', () => {
+    expect(rejection(() => compile(`${'('.repeat(200)}name=a${')'.repeat(200)}`)).fields).toHaveProperty('filter');
+  });
+
+  it('never puts a value into the SQL text', () => {
+    const attacks = [
+      "name=x'; DROP TABLE indexer.editions; --",
+      'name=*\' OR 1=1 --',
+      'name=x"; SELECT pg_sleep\\(10\\); --/i',
+      'name^$1',
+      'rarity=1,name=\\) OR \\(1=1',
+    ];
+    for (const attack of attacks) {
+      const { sql, values } = compile(attack);
+      expect(sql).not.toMatch(/DROP|OR 1=1|pg_sleep|'/);
+      expect(sql).toMatch(/^[\w\s()$:=<>.!,]+$/);
+      expect(values.length).toBeGreaterThan(0);
+    }
+    for (const attack of ['rarity=1;DROP TABLE x', "id=1 OR 1=1", 'active=true)--', "name=x') OR ('1'='1"]) {
+      expect(rejection(() => compile(attack)).fields).toHaveProperty('filter');
+    }
+  });
+
+  it('throws nothing but the validation error, whatever the input (property)', () => {
+    const alphabet = fc.constantFrom(...'namerityd=!<>*^$|,()\\/ 0123456789abcnull-_.\'";'.split(''));
+    const inputs = fc.oneof(fc.string({ maxLength: 600 }), fc.string({ unit: alphabet, maxLength: 80 }));
+    fc.assert(
+      fc.property(inputs, (input) => {
+        try {
+          const params = new Params();
+          const sql = compileFilter(input, fields, params);
+          // Whatever compiled may only reference placeholders, never input text.
+          for (const value of params.values) if (typeof value === 'string' && value.length > 2) expect(sql.includes(value)).toBe(false);
+        } catch (error) {
+          if (!(error instanceof AppError) || error.kind !== 'validation' || !error.fields?.filter) throw error;
+        }
+      }),
+      { numRuns: 3000 },
+    );
+  });
+});
+
+describe('orderBy', () => {
+  it('parses terms with optional direction', () => {
+    expect(parseOrderBy('rarity desc, name,id ASC')).toEqual([
+      { field: 'rarity', direction: 'desc' },
+      { field: 'name', direction: 'asc' },
+      { field: 'id', direction: 'asc' },
+    ]);
+  });
+
+  it('appends the tie-breaker unless it is already ordered on', () => {
+    expect(compileOrderBy('rarity desc', fields, order)).toBe('rarity_col DESC, id_col ASC');
+    expect(compileOrderBy('id desc', fields, order)).toBe('id_col DESC');
+    expect(compileOrderBy(undefined, fields, order)).toBe('id_col ASC');
+  });
+
+  it.each(['burned', 'rarity up', 'rarity desc desc', '', 'rarity,rarity', 'ra-rity', "name; DROP TABLE x"])('rejects %j with a 422 naming orderBy', (input) => {
+    expect(rejection(() => compileOrderBy(input, fields, order)).fields).toHaveProperty('orderBy');
+  });
+
+  it('rejects an orderBy over 200 characters', () => {
+    expect(rejection(() => compileOrderBy(`name,${' '.repeat(200)}`, fields, order)).fields?.orderBy?.[0]).toContain('200');
+  });
+
+  it('throws nothing but the validation error, whatever the input (property)', () => {
+    fc.assert(
+      fc.property(fc.string({ maxLength: 250 }), (input) => {
+        try {
+          compileOrderBy(input, fields, order);
+        } catch (error) {
+          if (!(error instanceof AppError) || !error.fields?.orderBy) throw error;
+        }
+      }),
+      { numRuns: 2000 },
+    );
+  });
+});
