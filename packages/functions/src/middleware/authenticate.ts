@@ -1,0 +1,84 @@
+import { JwtVerifier } from 'aws-jwt-verify';
+import { FetchError, JwtBaseError, JwtExpiredError, NonRetryableFetchError } from 'aws-jwt-verify/error';
+import type { Fetcher } from 'aws-jwt-verify/https';
+import { SimpleJwksCache } from 'aws-jwt-verify/jwk';
+import { identityFromClaims, issuerFor, type Identity } from '@hatchery/core/accounts/identity';
+import { config } from '@hatchery/core/config';
+import { AppError } from '@hatchery/core/errors';
+import type { HttpMiddleware } from './types';
+
+class InvalidTokenError extends Error {}
+
+const jwksTimeoutMs = 3_000;
+
+/** aws-jwt-verify's own fetcher speaks https only; the local identity provider serves its JWKS over http. */
+const jwksFetcher: Fetcher = {
+  fetch: async (uri) => {
+    let response: Response;
+    try {
+      response = await fetch(uri, { signal: AbortSignal.timeout(jwksTimeoutMs) });
+    } catch (error) {
+      throw new FetchError(uri, error instanceof Error ? error.message : String(error));
+    }
+    if (!response.ok) throw new NonRetryableFetchError(uri, `status ${response.status}`);
+    return response.arrayBuffer();
+  },
+};
+
+function createVerifier() {
+  const { IDP_PROJECT_ID, IDP_JWKS_URL } = config();
+  return JwtVerifier.create(
+    {
+      issuer: issuerFor(IDP_PROJECT_ID),
+      audience: IDP_PROJECT_ID,
+      jwksUri: IDP_JWKS_URL,
+      customJwtCheck: ({ header, payload }) => {
+        // The library accepts any algorithm the key allows and treats `exp` as optional; ID tokens are RS256 and always expire.
+        if (header.alg !== 'RS256') throw new InvalidTokenError('the token is not RS256');
+        if (payload.exp === undefined) throw new InvalidTokenError('the token has no expiry');
+      },
+    },
+    { jwksCache: new SimpleJwksCache({ fetcher: jwksFetcher }) },
+  );
+}
+
+// Module scope: one verifier, and so one JWKS cache, per Lambda instance, reused across invocations.
+let verifier: ReturnType<typeof createVerifier> | undefined;
+
+const unauthorized = (detail: string, error?: string) =>
+  new AppError('unauthorized', detail, undefined, error ? { 'www-authenticate': `Bearer error="${error}"` } : undefined);
+
+/** Verifies an identity-provider ID token (signature by the JWKS, issuer, audience, expiry) and returns its identity; 401 otherwise. */
+export async function verifyIdToken(token: string): Promise<Identity> {
+  verifier ??= createVerifier();
+  let payload: Record<string, unknown>;
+  try {
+    payload = await verifier.verify(token);
+  } catch (error) {
+    if (error instanceof FetchError) throw new AppError('unavailable', 'The identity provider’s keys cannot be fetched; try again shortly.');
+    if (error instanceof JwtExpiredError) throw unauthorized('The bearer token has expired.', 'invalid_token');
+    if (error instanceof JwtBaseError || error instanceof InvalidTokenError) throw unauthorized('The bearer token is invalid.', 'invalid_token');
+    throw error;
+  }
+  const identity = identityFromClaims(payload);
+  if (!identity) throw unauthorized('The bearer token names no user.', 'invalid_token');
+  return identity;
+}
+
+const bearer = /^Bearer +([^\s]+) *$/i;
+
+/** The token of an `Authorization: Bearer <token>` header, if there is one. */
+export function bearerToken(authorization: string | undefined): string | undefined {
+  return authorization?.match(bearer)?.[1];
+}
+
+/** Puts the verified caller on the context; 401 with `WWW-Authenticate: Bearer` when the token is missing or invalid. */
+export const authenticate = (): HttpMiddleware => ({
+  before: async (request) => {
+    const token = bearerToken(request.event.headers?.authorization);
+    if (!token) throw unauthorized('A bearer token is required.');
+    const caller = await verifyIdToken(token);
+    request.context.caller = caller;
+    request.context.log = request.context.log.child({ userId: caller.userId });
+  },
+});

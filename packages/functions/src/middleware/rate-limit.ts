@@ -1,0 +1,16 @@
+import { hitRateLimit, type RateLimitRule } from '@hatchery/core/accounts/rate-limit';
+import { AppError } from '@hatchery/core/errors';
+import { callerOf } from './caller';
+import type { HttpMiddleware } from './types';
+
+/** Counts the request against the caller's share of `rule`; 429 with `Retry-After` once it is used up. */
+export const rateLimit = (rule: RateLimitRule): HttpMiddleware => ({
+  before: async (request) => {
+    const decision = await hitRateLimit(rule, callerOf(request.context).userId);
+    if (!decision.allowed) {
+      throw new AppError('rateLimited', `At most ${rule.limit} of these requests per ${rule.windowMs / 1000} s; try again later.`, undefined, {
+        'retry-after': String(decision.retryAfterSeconds),
+      });
+    }
+  },
+});
