@@ -1,0 +1,53 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { db, query, retryDelayMs, transaction, withRetry } from '@hatchery/core/db';
+import { limits } from '@hatchery/core/limits';
+import { startTestStack, type TestStack } from '../support/stack';
+
+let stack: TestStack;
+
+beforeAll(async () => {
+  stack = await startTestStack();
+  await stack.sql('CREATE TABLE retry_probe (id int PRIMARY KEY)');
+});
+afterAll(() => stack?.stop());
+
+const terminateServiceConnections = () =>
+  stack.sql(`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid() AND backend_type = 'client backend'`);
+
+describe('database access', () => {
+  it('keeps retry delays within the limit', () => {
+    const delays = Array.from({ length: limits.transientRetries }, (_, attempt) => retryDelayMs(attempt));
+    expect(Math.max(...delays)).toBeLessThanOrEqual(limits.transientMaxDelayMs);
+  });
+
+  it('survives its connections being terminated by the server (57P01)', async () => {
+    await Promise.all(Array.from({ length: 4 }, () => query('SELECT pg_sleep(0.01)')));
+    expect(db().idleCount).toBeGreaterThan(0);
+    await terminateServiceConnections();
+    const rows = await query<{ one: number }>('SELECT 1 AS one');
+    expect(rows).toEqual([{ one: 1 }]);
+  });
+
+  it('retries a transaction as a whole and commits it once', async () => {
+    let attempts = 0;
+    await transaction(async (client) => {
+      attempts++;
+      await client.query('INSERT INTO retry_probe VALUES (1)');
+      if (attempts === 1) await terminateServiceConnections();
+      await client.query('SELECT 1');
+    });
+    expect(attempts).toBe(2);
+    expect(await stack.sql('SELECT id FROM retry_probe')).toEqual([{ id: 1 }]);
+  });
+
+  it('gives up after three retries and does not retry a bad query', async () => {
+    let calls = 0;
+    const unavailable = Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' });
+    await expect(withRetry(async () => { calls++; throw unavailable; })).rejects.toBe(unavailable);
+    expect(calls).toBe(1 + limits.transientRetries);
+
+    calls = 0;
+    await expect(withRetry(async () => { calls++; return query('SELECT * FROM no_such_table'); })).rejects.toMatchObject({ code: '42P01' });
+    expect(calls).toBe(1);
+  });
+});
