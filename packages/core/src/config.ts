@@ -1,3 +1,5 @@
+import { createDecipheriv } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { z } from 'zod';
 
 const list = z
@@ -31,28 +33,46 @@ export const configSchema = z.object({
 export type Config = z.infer<typeof configSchema>;
 
 /**
- * SST exposes each linked resource as SST_RESOURCE_<Name> = JSON. The names
- * below are the ones infra/ links; reading them here lets AWS and the local
- * stack share one code path (the local stack sets plain variables instead).
+ * The SST resources infra/ links to the functions and the listener: for each
+ * variable, the resource's name and the property it is read from.
+ */
+export const linkedResources = {
+  DATABASE_URL: { name: 'DatabaseUrl', property: 'value' },
+  IDP_PROJECT_ID: { name: 'IdpProjectId', property: 'value' },
+  CORS_ORIGINS: { name: 'CorsOrigins', property: 'value' },
+  CORS_ALLOWED_HOST_SUFFIXES: { name: 'CorsAllowedHostSuffixes', property: 'value' },
+  DYNAMODB_TABLE: { name: 'Table', property: 'name' },
+} as const satisfies Partial<Record<keyof Config, { name: string; property: string }>>;
+
+/**
+ * SST hands linked resources over in two ways: a container gets
+ * SST_RESOURCE_<Name> = JSON; a Lambda function gets them sealed in the file
+ * SST_KEY_FILE (AES-256-GCM under the base64 key SST_KEY, zero nonce, tag
+ * last), which is what `Resource` from `sst` opens. Reading both here lets AWS
+ * and the local stack (plain variables) share one code path.
  */
 function fromSstResources(env: NodeJS.ProcessEnv): Record<string, string | undefined> {
-  const resource = (name: string): Record<string, unknown> | undefined => {
-    const raw = env[`SST_RESOURCE_${name}`];
-    if (!raw) return undefined;
+  const linked: Record<string, unknown> = {};
+  if (env.SST_KEY && env.SST_KEY_FILE) {
+    const sealed = readFileSync(env.SST_KEY_FILE);
+    const decipher = createDecipheriv('aes-256-gcm', Buffer.from(env.SST_KEY, 'base64'), Buffer.alloc(12));
+    decipher.setAuthTag(sealed.subarray(-16));
+    Object.assign(linked, JSON.parse(Buffer.concat([decipher.update(sealed.subarray(0, -16)), decipher.final()]).toString('utf8')));
+  }
+  for (const [key, raw] of Object.entries(env)) {
+    if (!key.startsWith('SST_RESOURCE_') || !raw) continue;
     try {
-      return JSON.parse(raw) as Record<string, unknown>;
+      linked[key.slice('SST_RESOURCE_'.length)] = JSON.parse(raw);
     } catch {
-      return undefined;
+      // Not a resource of ours; validation below names any variable still missing.
     }
-  };
-  const str = (value: unknown): string | undefined => (typeof value === 'string' ? value : undefined);
-  return {
-    DATABASE_URL: str(resource('DatabaseUrl')?.value),
-    IDP_PROJECT_ID: str(resource('IdpProjectId')?.value),
-    CORS_ORIGINS: str(resource('CorsOrigins')?.value),
-    CORS_ALLOWED_HOST_SUFFIXES: str(resource('CorsAllowedHostSuffixes')?.value),
-    DYNAMODB_TABLE: str(resource('Table')?.name),
-  };
+  }
+  return Object.fromEntries(
+    Object.entries(linkedResources).map(([variable, { name, property }]) => {
+      const value = (linked[name] as Record<string, unknown> | undefined)?.[property];
+      return [variable, typeof value === 'string' ? value : undefined];
+    }),
+  );
 }
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
