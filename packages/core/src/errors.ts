@@ -8,6 +8,7 @@ export type FieldErrors = Record<string, string[]>;
 export const errorKinds = {
   validation: { status: 422, title: 'Validation failed' },
   unauthorized: { status: 401, title: 'Unauthorized' },
+  forbidden: { status: 403, title: 'Forbidden' },
   notFound: { status: 404, title: 'Not found' },
   conflict: { status: 409, title: 'Conflict' },
   gone: { status: 410, title: 'Gone' },
