@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import pg from 'pg';
 import { demoSizes } from '@hatchery/local/demo-data';
 import { startStack } from '@hatchery/local/stack';
+import { coldStartBench } from './cold-start';
 import type { BenchSection } from './context';
 import { editionsBench } from './editions';
 
@@ -14,6 +15,7 @@ import { editionsBench } from './editions';
  */
 const sections: Record<string, BenchSection> = {
   editions: editionsBench,
+  'cold-start': coldStartBench,
 };
 
 const concurrency = Number(process.env.BENCH_CONCURRENCY ?? 16);

@@ -1,0 +1,29 @@
+import { httpRoutes, type HttpRoute } from '@hatchery/functions/routes';
+import { lambda, sizing, type FunctionContext } from './functions';
+import { stageThrottling, type DeploySettings } from './settings';
+
+/** API Gateway's route key for a route of the table. */
+export const routeKey = (route: HttpRoute): string => `${route.method} ${route.path}`;
+
+/**
+ * The HTTP API (payload format 2.0): every route of the route table, each its
+ * own function. The gateway neither authorizes nor answers CORS: the handlers'
+ * Middy chain does both, so a missing token is the same problem+json 401 with
+ * `WWW-Authenticate: Bearer` as locally, and an unlisted origin gets no CORS
+ * headers at all.
+ */
+export function createHttpApi(context: FunctionContext, settings: DeploySettings): sst.aws.ApiGatewayV2 {
+  const api = new sst.aws.ApiGatewayV2('Api', {
+    cors: false,
+    accessLog: { retention: '1 month' },
+    transform: {
+      stage: (args) => {
+        args.defaultRouteSettings = { ...args.defaultRouteSettings, ...stageThrottling(settings) };
+      },
+    },
+  });
+  for (const route of Object.values<HttpRoute>(httpRoutes)) {
+    api.route(routeKey(route), lambda(route.handler, context, sizing.http, { description: route.summary }), { auth: false });
+  }
+  return api;
+}

@@ -1,0 +1,42 @@
+import type { DatabaseUrl } from './database';
+import type { Secrets } from './secrets';
+
+/** What every function of the service gets: the network and the linked resources the configuration reads. */
+export interface FunctionContext {
+  vpc: sst.aws.Vpc;
+  link: sst.Link[];
+}
+
+export function functionContext(vpc: sst.aws.Vpc, databaseUrl: DatabaseUrl, table: sst.aws.Dynamo, secrets: Secrets): FunctionContext {
+  return { vpc, link: [databaseUrl, table, secrets.idpProjectId, secrets.corsOrigins, secrets.corsAllowedHostSuffixes] };
+}
+
+/** Sizes by kind of work: HTTP handlers answer users; hub handlers answer a ping every 15 s per client; the migrator runs once per deploy. */
+export const sizing = {
+  http: { memory: '1024 MB', timeout: '15 seconds' },
+  hub: { memory: '512 MB', timeout: '10 seconds' },
+  migrator: { memory: '512 MB', timeout: '5 minutes' },
+} as const satisfies Record<string, Pick<sst.aws.FunctionArgs, 'memory' | 'timeout'>>;
+
+/**
+ * One Lambda function: Node.js 22 on arm64 (Graviton, about 20% cheaper per
+ * GB-second), its own minified ESM bundle of just what its handler imports,
+ * in the VPC, with the service's links. `handler` is SST's notation.
+ */
+export function lambda(
+  handler: string,
+  context: FunctionContext,
+  size: (typeof sizing)[keyof typeof sizing],
+  extra: Omit<sst.aws.FunctionArgs, 'handler' | 'vpc' | 'link' | 'memory' | 'timeout'> = {},
+): sst.aws.FunctionArgs {
+  return {
+    handler,
+    runtime: 'nodejs22.x',
+    architecture: 'arm64',
+    nodejs: { format: 'esm', minify: true },
+    vpc: context.vpc,
+    link: context.link,
+    ...size,
+    ...extra,
+  };
+}

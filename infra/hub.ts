@@ -1,0 +1,37 @@
+import { wsRoutes } from '@hatchery/functions/routes/realtime';
+import { lambda, sizing, type FunctionContext } from './functions';
+import { stageThrottling, type DeploySettings } from './settings';
+
+/** What posting to (and closing) the hub's connections through the management API takes. */
+export function manageConnections(hub: sst.aws.ApiGatewayWebSocket): $util.Permission {
+  return { actions: ['execute-api:ManageConnections'], resources: [$interpolate`${hub.nodes.api.executionArn}/*/*/@connections/*`] };
+}
+
+/**
+ * The realtime hub: a WebSocket API whose $connect, $disconnect and $default
+ * functions keep connections and address groups in the table. $default
+ * answers its caller (handshake, completions, pings) through the management
+ * API, like the listener, so every hub function gets the API's management
+ * endpoint and the permission to use it; no route needs a route response.
+ */
+export function createHub(context: FunctionContext, settings: DeploySettings): sst.aws.ApiGatewayWebSocket {
+  const hub = new sst.aws.ApiGatewayWebSocket('Hub', {
+    accessLog: { retention: '1 month' },
+    transform: {
+      stage: (args) => {
+        args.defaultRouteSettings = { ...args.defaultRouteSettings, ...stageThrottling(settings) };
+      },
+    },
+  });
+  for (const route of wsRoutes) {
+    hub.route(
+      route.routeKey,
+      lambda(route.handler, context, sizing.hub, {
+        description: `Realtime hub ${route.routeKey}`,
+        environment: { WEBSOCKET_MANAGEMENT_ENDPOINT: hub.managementEndpoint },
+        permissions: [manageConnections(hub)],
+      }),
+    );
+  }
+  return hub;
+}

@@ -1,0 +1,53 @@
+import { z } from 'zod';
+import { configSchema, linkedResources } from '@hatchery/core/config';
+
+const flag = z.enum(['true', 'false']).default('false').transform((value) => value === 'true');
+
+/**
+ * What a platform team may choose per deploy, read from the environment of
+ * `sst deploy` (README "Deploying to AWS"). Everything else about the design
+ * is fixed in infra/.
+ */
+const settingsSchema = z.object({
+  /** Per client IP, as the local gateway's limit: the same variable and the same default. */
+  IP_RATE_LIMIT_PER_SECOND: configSchema.shape.IP_RATE_LIMIT_PER_SECOND,
+  /** Steady rate of each API's stage, across all clients (API Gateway throttling); bursts may reach twice this. */
+  API_RATE_LIMIT_PER_SECOND: z.coerce.number().int().min(1).default(1000),
+  /** `ec2` trades the managed NAT gateways (about $32 a month each) for small NAT instances. */
+  HATCHERY_NAT: z.enum(['managed', 'ec2']).default('managed'),
+  /** A second listener task as a warm standby; the advisory lock lets only one fan out. */
+  HATCHERY_LISTENER_STANDBY: flag,
+});
+
+export interface DeploySettings {
+  ipRequestsPerSecond: number;
+  stageRequestsPerSecond: number;
+  nat: 'managed' | 'ec2';
+  listenerTasks: number;
+  /**
+   * The stage uses the database named by the DatabaseUrl secret (the one the
+   * indexer writes) instead of creating one. SST hands a stage's secrets to
+   * the config as SST_SECRET_<Name>, so the choice is kept with the stage.
+   */
+  existingDatabase: boolean;
+}
+
+export function deploySettings(env: NodeJS.ProcessEnv = process.env): DeploySettings {
+  const parsed = settingsSchema.safeParse(env);
+  if (!parsed.success) {
+    throw new Error(`Invalid deploy settings: ${parsed.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`).join('; ')}`);
+  }
+  const settings = parsed.data;
+  return {
+    ipRequestsPerSecond: settings.IP_RATE_LIMIT_PER_SECOND,
+    stageRequestsPerSecond: settings.API_RATE_LIMIT_PER_SECOND,
+    nat: settings.HATCHERY_NAT,
+    listenerTasks: settings.HATCHERY_LISTENER_STANDBY ? 2 : 1,
+    existingDatabase: env[`SST_SECRET_${linkedResources.DATABASE_URL.name}`] !== undefined,
+  };
+}
+
+/** API Gateway stage throttling: the steady rate and a burst of twice that, as the local limiter allows. */
+export function stageThrottling(settings: DeploySettings): sst.aws.StageArgs['defaultRouteSettings'] {
+  return { throttlingRateLimit: settings.stageRequestsPerSecond, throttlingBurstLimit: settings.stageRequestsPerSecond * 2 };
+}

@@ -1,0 +1,48 @@
+/**
+ * The SST app: `npx sst deploy --stage <stage>` builds DESIGN.md's
+ * architecture on AWS, one piece per file in infra/ (README "Deploying to
+ * AWS"). SST allows no top-level imports here, so run() imports the pieces.
+ */
+
+/** Stages whose data survives `sst remove` and whose resources no deploy may delete. */
+const protectedStages = ['prod', 'production'];
+
+export default $config({
+  app(input) {
+    const kept = protectedStages.includes(input?.stage ?? '');
+    return { name: 'hatchery', home: 'aws', removal: kept ? 'retain' : 'remove', protect: kept };
+  },
+  async run() {
+    const { deploySettings } = await import('./infra/settings');
+    const { createNetwork } = await import('./infra/network');
+    const { createSecrets } = await import('./infra/secrets');
+    const { createDatabase } = await import('./infra/database');
+    const { createTable } = await import('./infra/table');
+    const { functionContext } = await import('./infra/functions');
+    const { createMigrations } = await import('./infra/migrations');
+    const { createHttpApi } = await import('./infra/api');
+    const { createHub } = await import('./infra/hub');
+    const { createListener } = await import('./infra/listener');
+    const { createRouter } = await import('./infra/router');
+    const { hubPath } = await import('./packages/functions/src/routes/realtime');
+
+    const settings = deploySettings();
+    const vpc = createNetwork(settings);
+    const secrets = createSecrets();
+    const databaseUrl = createDatabase(vpc, settings);
+    const table = createTable();
+    const context = functionContext(vpc, databaseUrl, table, secrets);
+    createMigrations(context);
+    const api = createHttpApi(context, settings);
+    const hub = createHub(context, settings);
+    createListener(vpc, databaseUrl, table, hub, settings);
+    const router = createRouter(api, hub, settings);
+
+    return {
+      /** The base URL of the HTTP API. */
+      url: router.url,
+      /** The realtime hub, for the SignalR client's withUrl() (it negotiates over https, then upgrades). */
+      hubUrl: router.url.apply((url) => new URL(hubPath, url).href),
+    };
+  },
+});

@@ -1,0 +1,38 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { measureColdStarts, printColdStarts } from '../infra/cold-start';
+import type { BenchSection } from './context';
+
+/**
+ * Each deployed function's bundle (built as SST builds it) and cold start:
+ * the import (Lambda's init phase) and the first call, in fresh processes,
+ * the median of BENCH_COLD_START_RUNS (default 5) per function.
+ */
+export const coldStartBench: BenchSection = async ({ stack, sql }) => {
+  const times = Number(process.env.BENCH_COLD_START_RUNS ?? 5);
+  const workdir = await mkdtemp(join(tmpdir(), 'hatchery-cold-start-'));
+  const database = 'bench_migrated_on_deploy';
+  await sql.query(`DROP DATABASE IF EXISTS ${database}`);
+  await sql.query(`CREATE DATABASE ${database}`);
+  const migrationUrl = new URL(stack.databaseUrl);
+  migrationUrl.pathname = `/${database}`;
+  try {
+    const rows = await measureColdStarts(
+      {
+        databaseUrl: stack.databaseUrl,
+        dynamoEndpoint: stack.dynamoEndpoint,
+        managementEndpoint: stack.url,
+        tableName: process.env.DYNAMODB_TABLE ?? 'hatchery',
+        idpProjectId: stack.idp.projectId,
+      },
+      workdir,
+      migrationUrl.href,
+      times,
+    );
+    printColdStarts(rows, times);
+  } finally {
+    await rm(workdir, { recursive: true, force: true });
+    await sql.query(`DROP DATABASE IF EXISTS ${database}`);
+  }
+};
