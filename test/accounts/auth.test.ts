@@ -1,17 +1,17 @@
-import { createHmac } from 'node:crypto';
-import { createServer, type Server } from 'node:http';
-import { base64url, exportJWK, generateKeyPair, importJWK, SignJWT, type JWK, type JWTPayload } from 'jose';
+import { createHmac, createPublicKey, type JsonWebKey } from 'node:crypto';
+import type { IncomingMessage } from 'node:http';
+import { base64url, exportJWK, generateKeyPair, importJWK, SignJWT, type CryptoKey, type JWK, type JWTPayload } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestStack, type TestStack } from '../support/stack';
 import { call } from './support';
 
 /**
- * Tokens against a real JWKS over HTTP. The JWKS server here publishes the
- * stack identity provider's key and one more key whose private half this file
- * holds, so it can sign tokens that are well-formed in every way but one.
+ * Tokens against a real JWKS over HTTP: the stack's own endpoint, which here
+ * publishes, beside the identity provider's key, one more key whose private
+ * half this file holds (providers publish several keys, for rotation), so it
+ * can sign tokens that are well-formed in every way but one.
  */
 let stack: TestStack;
-let jwksServer: Server;
 let jwksFetches = 0;
 let trustedKey: CryptoKey;
 let trustedPrivateJwk: JWK;
@@ -24,22 +24,14 @@ beforeAll(async () => {
   const pair = await generateKeyPair('RS256', { extractable: true });
   trustedKey = pair.privateKey;
   trustedPrivateJwk = await exportJWK(pair.privateKey);
-  const trustedPublic: JWK = { ...(await exportJWK(pair.publicKey)), kid: trustedKid, alg: 'RS256', use: 'sig' };
-  const jwks = JSON.stringify({ keys: [...stack.idp.jwks.keys, trustedPublic] });
-  jwksServer = createServer((_request, response) => {
-    jwksFetches++;
-    response.writeHead(200, { 'content-type': 'application/json' }).end(jwks);
+  stack.idp.jwks.keys.push({ ...(await exportJWK(pair.publicKey)), kid: trustedKid, alg: 'RS256', use: 'sig' });
+  stack.gateway.server.on('request', (request: IncomingMessage) => {
+    if (request.url === '/.well-known/jwks.json') jwksFetches++;
   });
-  await new Promise<void>((resolve) => jwksServer.listen(0, '127.0.0.1', resolve));
-  const address = jwksServer.address() as { port: number };
-  // Before the first request: the handlers read their configuration once per process, as a Lambda instance does.
-  process.env.IDP_JWKS_URL = `http://127.0.0.1:${address.port}/jwks.json`;
+  expect(process.env.IDP_JWKS_URL).toBe(`${stack.url}/.well-known/jwks.json`);
 });
 
-afterAll(async () => {
-  await new Promise((resolve) => jwksServer?.close(resolve));
-  await stack?.stop();
-});
+afterAll(() => stack?.stop());
 
 const now = () => Math.floor(Date.now() / 1000);
 
@@ -56,13 +48,12 @@ function unsigned(uid: string, kid: string): string {
   return `${encode({ alg: 'none', kid, typ: 'JWT' })}.${encode({ iss: issuer, aud: projectId, sub: uid, user_id: uid, email: `${uid}@example.com`, iat: now(), exp: now() + 3600 })}.`;
 }
 
-/** The classic key-confusion forgery: HS256 with the provider's public key as the HMAC secret. */
-async function hmacWithPublicKey(uid: string): Promise<string> {
+/** The classic key-confusion forgery: HS256 with the provider's public key (PEM) as the HMAC secret. */
+function hmacWithPublicKey(uid: string): Promise<string> {
   const publicJwk = stack.idp.jwks.keys[0]!;
   const input = `${encode({ alg: 'HS256', kid: publicJwk.kid, typ: 'JWT' })}.${encode({ iss: issuer, aud: projectId, sub: uid, user_id: uid, email: `${uid}@example.com`, iat: now(), exp: now() + 3600 })}`;
-  const publicPem = (await crypto.subtle.exportKey('spki', await importJWK({ ...publicJwk, alg: 'RS256' }, 'RS256', { extractable: true }) as CryptoKey));
-  const pem = `-----BEGIN PUBLIC KEY-----\n${Buffer.from(publicPem).toString('base64').match(/.{1,64}/g)!.join('\n')}\n-----END PUBLIC KEY-----\n`;
-  return `${input}.${createHmac('sha256', pem).update(input).digest('base64url')}`;
+  const pem = createPublicKey({ key: publicJwk as JsonWebKey, format: 'jwk' }).export({ type: 'spki', format: 'pem' });
+  return Promise.resolve(`${input}.${createHmac('sha256', pem).update(input).digest('base64url')}`);
 }
 
 const me = (token?: string) => call(stack, 'GET', '/accounts/me', { token });
@@ -128,13 +119,13 @@ describe('missing or invalid tokens: 401, WWW-Authenticate: Bearer, and no accou
     expect(reply.status).toBe(401);
     expect(reply.headers.get('content-type')).toBe('application/problem+json');
     expect(reply.headers.get('www-authenticate')).toMatch(/^Bearer\b/);
-    expect(reply.body).toMatchObject({ status: 401, title: 'Unauthorized', instance: '/accounts/me' });
+    expect(reply.problem).toMatchObject({ status: 401, title: 'Unauthorized', instance: '/accounts/me' });
     expect(JSON.stringify(reply.body)).not.toMatch(/at .*\.ts|stack/i);
   });
 
   it('says an expired token has expired', async () => {
     const reply = await me(await forge('forged-expired-detail', { claims: { iat: now() - 7200, exp: now() - 60 } }));
-    expect(reply.body.detail).toMatch(/expired/);
+    expect(reply.problem.detail).toMatch(/expired/);
     expect(reply.headers.get('www-authenticate')).toBe('Bearer error="invalid_token"');
   });
 

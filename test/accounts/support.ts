@@ -1,3 +1,4 @@
+import type { Problem } from '@hatchery/core/errors';
 import type { TestStack } from '../support/stack';
 
 export interface Caller {
@@ -10,6 +11,8 @@ export interface Reply<T = Record<string, unknown>> {
   status: number;
   headers: Headers;
   body: T;
+  /** The same body, read as problem details (for non-2xx replies). */
+  problem: Problem;
 }
 
 /** One HTTP call through the local gateway, with the body parsed (problem+json included). */
@@ -28,7 +31,8 @@ export async function call<T = Record<string, unknown>>(
   }
   const response = await fetch(`${stack.url}${path}`, { method, headers, body });
   const text = await response.text();
-  return { status: response.status, headers: response.headers, body: (text ? JSON.parse(text) : undefined) as T };
+  const parsed: unknown = text ? JSON.parse(text) : undefined;
+  return { status: response.status, headers: response.headers, body: parsed as T, problem: parsed as Problem };
 }
 
 export interface Challenge {
