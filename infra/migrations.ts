@@ -1,5 +1,5 @@
 import { lambda, sizing, type FunctionContext } from './functions';
-import { migrationsBundleDir } from './handlers/migrate';
+import { migrationsBundleDir } from './handlers/bundle-layout';
 
 /** The SQL migrations, as a path from the repository root (SST resolves copyFiles from there). */
 export const migrationsSource = 'packages/core/src/migrations';

@@ -1,9 +1,7 @@
 import { join } from 'node:path';
 import { config } from '@hatchery/core/config';
 import { migrate } from '@hatchery/core/migrate';
-
-/** Where the deploy copies the SQL migrations, relative to the function's bundle. */
-export const migrationsBundleDir = 'migrations';
+import { migrationsBundleDir } from './bundle-layout';
 
 /**
  * The migration function: applies the service's pending migrations to the

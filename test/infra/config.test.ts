@@ -1,6 +1,7 @@
-import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve as resolvePath } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { build } from 'esbuild';
 import { parse as parseConnectionString } from 'pg-connection-string';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
@@ -324,6 +325,37 @@ describe('sst.config.ts run()', () => {
     const { IdpProjectId: _unset, ...withoutProject } = secrets;
     await expect(deploy({ secrets: withoutProject })).rejects.toBeInstanceOf(SecretMissingError);
     await expect(deploy({ env: { HATCHERY_NAT: 'nat-gateway' } })).rejects.toThrow(/HATCHERY_NAT/);
+  });
+
+  it('bundles as SST bundles a config, and the bundle deploys the same', async () => {
+    const { recording: direct } = await deploy();
+    // SST's pkg/js/js.go: one ESM bundle in .sst/platform, only Pulumi, the AWS SDK and a few tools left external.
+    const outfile = join(repositoryRoot, '.sst', 'platform', `sst.config.${process.pid}.${Date.now()}.mjs`);
+    mkdirSync(join(repositoryRoot, '.sst', 'platform'), { recursive: true });
+    await build({
+      entryPoints: [join(repositoryRoot, 'sst.config.ts')],
+      outfile,
+      bundle: true,
+      format: 'esm',
+      platform: 'node',
+      mainFields: ['module', 'main'],
+      external: ['@pulumi/*', 'undici', '@pulumiverse/*', '@sst-provider/*', '@aws-sdk/*', 'esbuild', 'archiver', 'glob', 'vite'],
+      banner: { js: `import { createRequire as topLevelCreateRequire } from 'module';\nconst require = topLevelCreateRequire(import.meta.url);` },
+      logLevel: 'silent',
+    });
+    try {
+      Object.assign(process.env, Object.fromEntries(Object.entries(secrets).map(([name, value]) => [`SST_SECRET_${name}`, value])));
+      applied.push(...Object.keys(secrets).map((name) => `SST_SECRET_${name}`));
+      const bundled = installSstFakes();
+      const { default: app } = (await import(pathToFileURL(outfile).href)) as { default: { run(): Promise<Record<string, unknown>> } };
+      const outputs = await app.run();
+      const shape = (recording: Recording) => recording.components.map((component) => `${component.type} ${component.logicalName}`).sort();
+      expect(shape(bundled)).toEqual(shape(direct));
+      expect(bundled.functions.map((fn) => `${fn.key} ${String(fn.args.handler)}`).sort()).toEqual(direct.functions.map((fn) => `${fn.key} ${String(fn.args.handler)}`).sort());
+      expect(Object.keys(outputs).sort()).toEqual(['hubUrl', 'url']);
+    } finally {
+      rmSync(outfile, { force: true });
+    }
   });
 
   it('outputs the base URL and the hub URL', async () => {
