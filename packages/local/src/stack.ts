@@ -1,3 +1,4 @@
+import { rm, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import pg from 'pg';
@@ -5,9 +6,13 @@ import { closeDb } from '@hatchery/core/db';
 import { ensureTable } from '@hatchery/core/dynamo/table';
 import { migrate } from '@hatchery/core/migrate';
 import { httpRoutes } from '@hatchery/functions/routes';
+import { hubPath, wsRoutes } from '@hatchery/functions/routes/realtime';
+import { Listener, type ListenerOptions } from '@hatchery/listener/listener';
 import { loadDemoData, type DemoSize } from './demo-data';
 import { startDynalite } from './dynamo';
+import { managementApi, managementPath } from './gateway/management';
 import { startGateway, type RunningGateway } from './gateway/server';
+import { websocketApi, type WebSocketApi } from './gateway/websocket';
 import { localIdentityProvider, type LocalIdentityProvider } from './idp';
 import { startEmbeddedPostgres, type EmbeddedDatabase } from './postgres';
 
@@ -26,7 +31,12 @@ export interface StackOptions {
   demoData: DemoSize | false;
   /** Copied instead of running initdb (see test/support/global-setup.ts). */
   postgresTemplateDir?: string;
+  /** The in-process listener's timing; false runs none (tests that start their own). */
+  listener?: Partial<Pick<ListenerOptions, 'pollMs' | 'reconnectMs' | 'fanOutConcurrency'>> | false;
 }
+
+/** Written to the data folder while the stack runs, so `npm run simulate` finds its database. */
+export const stackFile = (dataDir: string) => join(dataDir, 'stack.json');
 
 export interface RunningStack {
   url: string;
@@ -34,6 +44,10 @@ export interface RunningStack {
   dynamoEndpoint: string;
   idp: LocalIdentityProvider;
   gateway: RunningGateway;
+  /** The WebSocket side of the gateway (its live connections). */
+  hub: WebSocketApi;
+  /** The in-process listener, unless disabled. */
+  listener?: Listener;
   /** The embedded cluster, when one was started (tests stop and restart it). */
   postgres?: EmbeddedDatabase;
   stop(): Promise<void>;
@@ -87,6 +101,7 @@ export async function startStack(options: StackOptions): Promise<RunningStack> {
     const projectId = process.env.IDP_PROJECT_ID ?? 'hatchery-local';
     const idp = await localIdentityProvider({ keyFile: join(options.dataDir, 'idp-key.json'), projectId });
 
+    const hub = websocketApi({ path: hubPath, routes: wsRoutes });
     const gateway = await startGateway({
       routes: Object.values(httpRoutes),
       port: options.port,
@@ -96,9 +111,13 @@ export async function startStack(options: StackOptions): Promise<RunningStack> {
           response.writeHead(200, { 'content-type': 'application/json', 'cache-control': 'max-age=300' });
           response.end(JSON.stringify(idp.jwks));
         },
+        [managementPath]: managementApi(hub.connections),
       },
+      onUpgrade: hub.onUpgrade,
     });
     cleanups.push(async () => {
+      // Clients are closed first so their $disconnect handlers run while DynamoDB is still up.
+      await hub.close();
       await gateway.close();
       await closeDb();
     });
@@ -126,7 +145,17 @@ export async function startStack(options: StackOptions): Promise<RunningStack> {
       });
     }
 
-    return { url: gateway.url, databaseUrl, dynamoEndpoint, idp, gateway, postgres, stop };
+    let listener: Listener | undefined;
+    if (options.listener !== false) {
+      const started = new Listener({ databaseUrl, managementEndpoint: gateway.url, ...options.listener }).start();
+      cleanups.push(() => started.stop());
+      listener = started;
+    }
+
+    await writeFile(stackFile(options.dataDir), JSON.stringify({ url: gateway.url, databaseUrl, dynamoEndpoint, pid: process.pid }));
+    cleanups.push(() => rm(stackFile(options.dataDir), { force: true }));
+
+    return { url: gateway.url, databaseUrl, dynamoEndpoint, idp, gateway, hub, listener, postgres, stop };
   } catch (error) {
     await stop();
     throw error;

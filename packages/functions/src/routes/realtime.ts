@@ -1,3 +1,5 @@
+import type { APIGatewayEventWebsocketRequestContextV2 } from 'aws-lambda';
+import { negotiateQuerySchema, negotiateResponseSchema } from '@hatchery/core/realtime/protocol';
 import type { HttpRoute } from '../routes';
 
 /** HTTP routes of the realtime hub (issue: realtime). */
@@ -7,7 +9,11 @@ export const realtimeRoutes = {
     path: '/hubs/events/negotiate',
     handler: 'packages/functions/src/http/negotiate-hub.handler',
     auth: 'none',
-    summary: 'SignalR negotiation for the realtime hub at /hubs/events.',
+    summary:
+      'SignalR negotiation for the realtime hub: connect to /hubs/events?id=<connectionToken> over WebSocket and speak the JSON hub protocol v1. ' +
+      'Methods Subscribe(address) and Unsubscribe(address); events marketChanged { count, maxBlock } to everyone and forgeFulfilled { requestId, tokenId, editionId } to the buyer’s group.',
+    request: { query: negotiateQuerySchema },
+    response: negotiateResponseSchema,
   },
 } as const satisfies Record<string, HttpRoute>;
 
@@ -25,3 +31,31 @@ export const wsRoutes = [
 
 /** Where the hub is served, on the local gateway and behind the router in AWS. */
 export const hubPath = '/hubs/events';
+
+/**
+ * The event API Gateway's WebSocket API sends its Lambdas. @types/aws-lambda
+ * leaves out what only some routes carry: headers and the query string on
+ * $connect, the close code and reason on $disconnect.
+ */
+export interface WsEvent {
+  requestContext: Omit<APIGatewayEventWebsocketRequestContextV2, 'messageId'> & {
+    /** Only on messages ($default). */
+    messageId?: string;
+    identity: { sourceIp: string; userAgent?: string };
+    disconnectStatusCode?: number;
+    disconnectReason?: string;
+  };
+  headers?: Record<string, string>;
+  multiValueHeaders?: Record<string, string[]>;
+  queryStringParameters?: Record<string, string>;
+  multiValueQueryStringParameters?: Record<string, string[]>;
+  body?: string;
+  isBase64Encoded: boolean;
+}
+
+/** A WebSocket route's answer: on $connect a non-2xx status refuses the connection. */
+export interface WsResult {
+  statusCode: number;
+  headers?: Record<string, string>;
+  body?: string;
+}

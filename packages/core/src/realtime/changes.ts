@@ -1,0 +1,97 @@
+import { isMissingRelation, type Queryable } from '../db';
+import { indexerAddress } from '../indexer/wire';
+import type { ForgeFulfilled, MarketChanged } from './events';
+
+/**
+ * What the listener reads from the indexer schema to detect events
+ * (DESIGN.md "The listener"). A missing table (42P01) reads as 'absent',
+ * never as an error: the indexer may not have created it yet.
+ */
+/** The channel the indexer notifies on after each write (SPEC.md "Detection mechanism"). */
+export const notificationChannel = 'indexer_live_query';
+
+export type ListingsSnapshot = MarketChanged | 'absent';
+
+/** Forge requests fulfilled at `block`, already reported: the fulfilment cursor. */
+export interface ForgeCursor {
+  block: string;
+  seen: string[];
+}
+
+export interface Fulfilment extends ForgeFulfilled {
+  buyer: string;
+  block: string;
+}
+
+async function orAbsent<T>(read: () => Promise<T>): Promise<T | 'absent'> {
+  try {
+    return await read();
+  } catch (error) {
+    if (isMissingRelation(error)) return 'absent';
+    throw error;
+  }
+}
+
+/** Served by the (status, updated_at_block) index the indexer creates. */
+export function readListingsSnapshot(db: Queryable): Promise<ListingsSnapshot> {
+  return orAbsent(async () => {
+    const { rows } = await db.query<{ count: number; maxBlock: string }>(
+      `SELECT count(*)::int AS count, coalesce(max(updated_at_block), 0)::text AS "maxBlock" FROM indexer.listings WHERE status = 'Active'`,
+    );
+    return { count: rows[0]?.count ?? 0, maxBlock: rows[0]?.maxBlock ?? '0' };
+  });
+}
+
+export const sameSnapshot = (a: ListingsSnapshot, b: ListingsSnapshot) =>
+  a === 'absent' || b === 'absent' ? a === b : a.count === b.count && a.maxBlock === b.maxBlock;
+
+type FulfilmentRow = { requestId: string; buyer: string; tokenId: string | null; editionId: string | null; block: string };
+
+const fulfilmentColumns = `request_id::text AS "requestId", buyer, token_id::text AS "tokenId", edition_id::text AS "editionId",
+  fulfilled_at_block::text AS block`;
+
+const toFulfilment = (row: FulfilmentRow): Fulfilment => ({
+  requestId: row.requestId,
+  buyer: indexerAddress(row.buyer),
+  block: row.block,
+  ...(row.tokenId !== null && { tokenId: row.tokenId }),
+  ...(row.editionId !== null && { editionId: row.editionId }),
+});
+
+/**
+ * Folds the fulfilments read at or after the cursor's block into the cursor.
+ * Reading from the cursor's block itself (not after it) is what catches a
+ * fulfilment committed later in a block already seen; `seen` keeps those
+ * already reported from being reported twice.
+ */
+export function advanceCursor(cursor: ForgeCursor, rows: readonly Fulfilment[]): { cursor: ForgeCursor; fresh: Fulfilment[] } {
+  const fresh = rows.filter((row) => !(row.block === cursor.block && cursor.seen.includes(row.requestId)));
+  const last = rows.at(-1);
+  if (!last) return { cursor, fresh };
+  const block = BigInt(last.block) > BigInt(cursor.block) ? last.block : cursor.block;
+  return { cursor: { block, seen: rows.filter((row) => row.block === block).map((row) => row.requestId) }, fresh };
+}
+
+/**
+ * Newly fulfilled forge requests since the cursor, in block order. Without a
+ * cursor (first read) it only places one at the newest fulfilment block:
+ * fulfilments from before the listener started are history, not events.
+ */
+export function readFulfilments(db: Queryable, cursor: ForgeCursor | undefined): Promise<{ cursor: ForgeCursor; fresh: Fulfilment[] } | 'absent'> {
+  return orAbsent(async () => {
+    if (!cursor) {
+      const { rows } = await db.query<FulfilmentRow>(
+        `SELECT ${fulfilmentColumns} FROM indexer.forge_requests
+         WHERE status = 'Fulfilled' AND fulfilled_at_block = (SELECT max(fulfilled_at_block) FROM indexer.forge_requests WHERE status = 'Fulfilled')`,
+      );
+      const block = rows[0]?.block ?? '0';
+      return { cursor: { block, seen: rows.map((row) => row.requestId) }, fresh: [] };
+    }
+    const { rows } = await db.query<FulfilmentRow>(
+      `SELECT ${fulfilmentColumns} FROM indexer.forge_requests
+       WHERE status = 'Fulfilled' AND fulfilled_at_block >= $1::numeric ORDER BY fulfilled_at_block, request_id`,
+      [cursor.block],
+    );
+    return advanceCursor(cursor, rows.map(toFulfilment));
+  });
+}

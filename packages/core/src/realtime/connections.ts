@@ -1,0 +1,150 @@
+import {
+  BatchWriteCommand,
+  DeleteCommand,
+  GetCommand,
+  PutCommand,
+  UpdateCommand,
+  paginateQuery,
+  type DynamoDBDocumentClient,
+} from '@aws-sdk/lib-dynamodb';
+import { dynamo, tableName } from '../dynamo/client';
+import { limits } from '../limits';
+
+/**
+ * Hub connections and their address groups on the service's one table
+ * (layout in dynamo/table.ts). Every connection has an item in the
+ * "connections" partition holding the set of its groups, and one item in each
+ * group's partition, so both fan-out queries read one partition and
+ * $disconnect finds the group items without a scan. Items expire when API
+ * Gateway would have closed the connection anyway (2 hours), so a missed
+ * $disconnect leaves nothing behind for long; reads skip expired items
+ * because DynamoDB deletes them lazily.
+ */
+export const connectionKeys = {
+  connections: 'connections',
+  group: (address: string) => `group#${address}`,
+} as const;
+
+export type SubscribeResult = 'subscribed' | 'tooManyGroups' | 'gone';
+
+export interface ConnectionStore {
+  add(connectionId: string, connectedAtMs: number): Promise<void>;
+  /** Forgets a connection and its group memberships; nothing happens for an unknown id. */
+  remove(connectionId: string): Promise<void>;
+  subscribe(connectionId: string, address: string): Promise<SubscribeResult>;
+  unsubscribe(connectionId: string, address: string): Promise<void>;
+  /** Every live connection id, one page at a time. */
+  all(): AsyncIterable<string[]>;
+  /** The connection ids subscribed to one lowercase address, one page at a time. */
+  group(address: string): AsyncIterable<string[]>;
+}
+
+const epochSeconds = (ms: number) => Math.floor(ms / 1000);
+/** Keys of BatchWriteItem requests: at most 25 per call. */
+const batchSize = 25;
+const names = { '#pk': 'pk', '#sk': 'sk', '#groups': 'groups', '#expiresAt': 'expiresAt' };
+
+export function connectionStore(options: { client?: DynamoDBDocumentClient; table?: string; now?: () => number } = {}): ConnectionStore {
+  const client = () => options.client ?? dynamo();
+  const table = () => options.table ?? tableName();
+  const now = options.now ?? Date.now;
+
+  async function* ids(pk: string): AsyncIterable<string[]> {
+    const pages = paginateQuery(
+      { client: client(), pageSize: 1_000 },
+      {
+        TableName: table(),
+        KeyConditionExpression: '#pk = :pk',
+        FilterExpression: '#expiresAt > :now',
+        ProjectionExpression: '#sk',
+        ExpressionAttributeNames: { '#pk': names['#pk'], '#sk': names['#sk'], '#expiresAt': names['#expiresAt'] },
+        ExpressionAttributeValues: { ':pk': pk, ':now': epochSeconds(now()) },
+      },
+    );
+    for await (const page of pages) {
+      const found = (page.Items ?? []).map((item) => item.sk as string);
+      if (found.length) yield found;
+    }
+  }
+
+  async function deleteGroupItems(connectionId: string, addresses: string[]): Promise<void> {
+    for (let start = 0; start < addresses.length; start += batchSize) {
+      let requests: Array<{ DeleteRequest: { Key: Record<string, string> } }> = addresses
+        .slice(start, start + batchSize)
+        .map((address) => ({ DeleteRequest: { Key: { pk: connectionKeys.group(address), sk: connectionId } } }));
+      // Unprocessed items are DynamoDB shedding load; they are sent again until none is left.
+      while (requests.length) {
+        const result = await client().send(new BatchWriteCommand({ RequestItems: { [table()]: requests } }));
+        requests = (result.UnprocessedItems?.[table()] ?? []) as typeof requests;
+      }
+    }
+  }
+
+  return {
+    async add(connectionId, connectedAtMs) {
+      await client().send(
+        new PutCommand({
+          TableName: table(),
+          Item: {
+            pk: connectionKeys.connections,
+            sk: connectionId,
+            connectedAt: connectedAtMs,
+            expiresAt: epochSeconds(connectedAtMs + limits.hub.connectionLifetimeMs),
+          },
+        }),
+      );
+    },
+
+    async remove(connectionId) {
+      const { Attributes } = await client().send(
+        new DeleteCommand({ TableName: table(), Key: { pk: connectionKeys.connections, sk: connectionId }, ReturnValues: 'ALL_OLD' }),
+      );
+      const groups = Attributes?.groups as Set<string> | undefined;
+      if (groups?.size) await deleteGroupItems(connectionId, [...groups]);
+    },
+
+    async subscribe(connectionId, address) {
+      let expiresAt: number;
+      try {
+        // The connection item is updated first and only while it exists, so a connection already gone joins no group.
+        const { Attributes } = await client().send(
+          new UpdateCommand({
+            TableName: table(),
+            Key: { pk: connectionKeys.connections, sk: connectionId },
+            UpdateExpression: 'ADD #groups :group',
+            ConditionExpression: 'attribute_exists(#pk) AND (attribute_not_exists(#groups) OR size(#groups) < :max OR contains(#groups, :address))',
+            ExpressionAttributeNames: { '#pk': names['#pk'], '#groups': names['#groups'] },
+            ExpressionAttributeValues: { ':group': new Set([address]), ':address': address, ':max': limits.hub.groupsPerConnection },
+            ReturnValues: 'ALL_NEW',
+          }),
+        );
+        expiresAt = Attributes?.expiresAt as number;
+      } catch (error) {
+        if ((error as { name?: string }).name !== 'ConditionalCheckFailedException') throw error;
+        const { Item } = await client().send(new GetCommand({ TableName: table(), Key: { pk: connectionKeys.connections, sk: connectionId } }));
+        return Item ? 'tooManyGroups' : 'gone';
+      }
+      await client().send(new PutCommand({ TableName: table(), Item: { pk: connectionKeys.group(address), sk: connectionId, expiresAt } }));
+      return 'subscribed';
+    },
+
+    async unsubscribe(connectionId, address) {
+      await client().send(new DeleteCommand({ TableName: table(), Key: { pk: connectionKeys.group(address), sk: connectionId } }));
+      await client().send(
+        new UpdateCommand({
+          TableName: table(),
+          Key: { pk: connectionKeys.connections, sk: connectionId },
+          UpdateExpression: 'DELETE #groups :group',
+          ConditionExpression: 'attribute_exists(#pk)',
+          ExpressionAttributeNames: { '#pk': names['#pk'], '#groups': names['#groups'] },
+          ExpressionAttributeValues: { ':group': new Set([address]) },
+        }),
+      ).catch((error: unknown) => {
+        if ((error as { name?: string }).name !== 'ConditionalCheckFailedException') throw error;
+      });
+    },
+
+    all: () => ids(connectionKeys.connections),
+    group: (address) => ids(connectionKeys.group(address)),
+  };
+}

@@ -1,0 +1,32 @@
+import { z } from 'zod';
+import { bigIntString } from '../indexer/wire';
+import { messages } from './protocol';
+
+/** The two server-to-client events of SPEC.md "Events". */
+export const marketChangedSchema = z.object({
+  count: z.number().int().describe('Active listings.'),
+  maxBlock: bigIntString.describe('Highest updated_at_block among them ("0" when there are none).'),
+});
+
+export const forgeFulfilledSchema = z.object({
+  requestId: bigIntString,
+  tokenId: bigIntString.optional(),
+  editionId: bigIntString.optional(),
+});
+
+export type MarketChanged = z.infer<typeof marketChangedSchema>;
+export type ForgeFulfilled = z.infer<typeof forgeFulfilledSchema>;
+
+export const hubEvents = {
+  marketChanged: 'marketChanged',
+  forgeFulfilled: 'forgeFulfilled',
+} as const;
+
+export const marketChangedMessage = (payload: MarketChanged) => messages.event(hubEvents.marketChanged, payload);
+
+export const forgeFulfilledMessage = ({ requestId, tokenId, editionId }: ForgeFulfilled) =>
+  messages.event(hubEvents.forgeFulfilled, {
+    requestId,
+    ...(tokenId !== undefined && { tokenId }),
+    ...(editionId !== undefined && { editionId }),
+  });

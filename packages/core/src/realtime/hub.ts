@@ -1,0 +1,104 @@
+import { patterns } from '../limits';
+import type { Logger } from '../logger';
+import { hubProtocol, messages, parseRecord, splitRecords, type HubRecord } from './protocol';
+
+/** Errors whose message the client may read; anything else is reported without detail. */
+export class HubError extends Error {}
+
+export const hubErrors = {
+  invalidAddress: 'Invalid address.',
+  tooManyGroups: 'Too many subscriptions on this connection.',
+  unknownMethod: (target: string) => `Unknown hub method '${target}'.`,
+  arguments: (target: string, count: number) => `Failed to invoke '${target}': it takes exactly 1 argument, ${count} given.`,
+  streaming: (target: string) => `Failed to invoke '${target}': the hub has no streaming methods.`,
+  unexpected: (target: string) => `An unexpected error occurred invoking '${target}' on the server.`,
+  protocol: (protocol: string) => `The protocol '${protocol}' is not supported.`,
+  version: (protocol: string, version: number) => `The server does not support version ${version} of the '${protocol}' protocol.`,
+  closed: (reason: string) => `Connection closed with an error: ${reason}.`,
+} as const;
+
+/** What the hub's methods change: the calling connection's address groups. */
+export interface HubGroups {
+  subscribe(address: string): Promise<void>;
+  unsubscribe(address: string): Promise<void>;
+}
+
+/** What a message from the client asks of the connection: records to send back, in order, and whether to close it after them. */
+export interface FrameOutcome {
+  replies: string[];
+  close: boolean;
+}
+
+/** Group names are lowercase wallet addresses (SPEC.md "Events"). */
+export function groupAddress(argument: unknown): string {
+  if (typeof argument !== 'string' || !patterns.address.test(argument)) throw new HubError(hubErrors.invalidAddress);
+  return argument.toLowerCase();
+}
+
+const hubMethods: Record<string, (groups: HubGroups, address: string) => Promise<void>> = {
+  Subscribe: (groups, address) => groups.subscribe(address),
+  Unsubscribe: (groups, address) => groups.unsubscribe(address),
+};
+
+async function invoke(record: Extract<HubRecord, { kind: 'invocation' }>, groups: HubGroups, log: Logger): Promise<string | undefined> {
+  const { target, args, invocationId, stream } = record;
+  try {
+    const method = Object.hasOwn(hubMethods, target) ? hubMethods[target] : undefined;
+    if (!method) throw new HubError(hubErrors.unknownMethod(target));
+    if (stream) throw new HubError(hubErrors.streaming(target));
+    if (args.length !== 1) throw new HubError(hubErrors.arguments(target, args.length));
+    await method(groups, groupAddress(args[0]));
+    return invocationId === undefined ? undefined : messages.completion(invocationId);
+  } catch (error) {
+    if (!(error instanceof HubError)) log.error({ err: error, target }, 'hub method failed');
+    const message = error instanceof HubError ? error.message : hubErrors.unexpected(target);
+    // A non-blocking invocation (no id) has nobody waiting for the outcome.
+    return invocationId === undefined ? undefined : messages.completion(invocationId, message);
+  }
+}
+
+function handshake(record: Extract<HubRecord, { kind: 'handshake' }>): FrameOutcome {
+  if (record.protocol !== hubProtocol.name) return { replies: [messages.handshakeRefused(hubErrors.protocol(record.protocol))], close: true };
+  if (record.version !== hubProtocol.version) {
+    return { replies: [messages.handshakeRefused(hubErrors.version(record.protocol, record.version))], close: true };
+  }
+  return { replies: [messages.handshakeAccepted()], close: false };
+}
+
+/**
+ * Handles one WebSocket message of a client. Never throws: a malformed
+ * message closes the connection with an error, and a failing hub method
+ * answers a completion error.
+ */
+export async function handleMessage(text: string, groups: HubGroups, log: Logger): Promise<FrameOutcome> {
+  const records = splitRecords(text);
+  if (!records) return { replies: [messages.close(hubErrors.closed('a message is not terminated by the record separator'))], close: true };
+  const replies: string[] = [];
+  for (const raw of records) {
+    const record = parseRecord(raw);
+    switch (record.kind) {
+      case 'handshake': {
+        const outcome = handshake(record);
+        replies.push(...outcome.replies);
+        if (outcome.close) return { replies, close: true };
+        break;
+      }
+      case 'invocation': {
+        const reply = await invoke(record, groups, log);
+        if (reply) replies.push(reply);
+        break;
+      }
+      case 'ping':
+        replies.push(messages.ping());
+        break;
+      case 'close':
+        return { replies, close: true };
+      case 'ignored':
+        break;
+      case 'malformed':
+        replies.push(messages.close(hubErrors.closed(record.reason)));
+        return { replies, close: true };
+    }
+  }
+  return { replies, close: false };
+}

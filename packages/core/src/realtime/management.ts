@@ -1,0 +1,65 @@
+import {
+  ApiGatewayManagementApiClient,
+  DeleteConnectionCommand,
+  GoneException,
+  PostToConnectionCommand,
+} from '@aws-sdk/client-apigatewaymanagementapi';
+import { config } from '../config';
+
+/**
+ * Sending to hub connections through API Gateway's management API
+ * (`/@connections/{id}`): the $default handler answers its caller this way and
+ * the listener fans events out. Locally the endpoint is the local gateway.
+ */
+export interface HubConnections {
+  /** 'gone' when API Gateway no longer knows the connection. */
+  post(connectionId: string, data: string): Promise<'sent' | 'gone'>;
+  close(connectionId: string): Promise<void>;
+}
+
+const clients = new Map<string, ApiGatewayManagementApiClient>();
+
+/** One client per endpoint, socket pool size and process, keeping its sockets alive between calls. */
+export function managementClient(endpoint: string, maxSockets = 64): ApiGatewayManagementApiClient {
+  const key = `${endpoint} ${maxSockets}`;
+  let client = clients.get(key);
+  if (!client) {
+    client = new ApiGatewayManagementApiClient({
+      endpoint,
+      region: config().AWS_REGION,
+      maxAttempts: 3,
+      requestHandler: { httpAgent: { keepAlive: true, maxSockets }, httpsAgent: { keepAlive: true, maxSockets } },
+    });
+    clients.set(key, client);
+  }
+  return client;
+}
+
+/** The management endpoint of the API a WebSocket event came through, unless configuration names one. */
+export function managementEndpoint(requestContext: { domainName: string; stage: string }): string {
+  return config().WEBSOCKET_MANAGEMENT_ENDPOINT ?? `https://${requestContext.domainName}/${requestContext.stage}`;
+}
+
+export const isGone = (error: unknown) => error instanceof GoneException || (error as { name?: string } | undefined)?.name === 'GoneException';
+
+export function hubConnections(client: ApiGatewayManagementApiClient): HubConnections {
+  const encoder = new TextEncoder();
+  return {
+    async post(connectionId, data) {
+      try {
+        await client.send(new PostToConnectionCommand({ ConnectionId: connectionId, Data: encoder.encode(data) }));
+        return 'sent';
+      } catch (error) {
+        if (isGone(error)) return 'gone';
+        throw error;
+      }
+    },
+    async close(connectionId) {
+      try {
+        await client.send(new DeleteConnectionCommand({ ConnectionId: connectionId }));
+      } catch (error) {
+        if (!isGone(error)) throw error;
+      }
+    },
+  };
+}

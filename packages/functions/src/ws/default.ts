@@ -1,0 +1,33 @@
+import { connectionStore } from '@hatchery/core/realtime/connections';
+import { HubError, handleMessage, hubErrors, type HubGroups } from '@hatchery/core/realtime/hub';
+import { hubConnections, managementClient, managementEndpoint } from '@hatchery/core/realtime/management';
+import type { WsEvent } from '../routes/realtime';
+import { wsHandler } from './handler';
+
+const store = connectionStore();
+
+function groupsOf(connectionId: string): HubGroups {
+  return {
+    async subscribe(address) {
+      const result = await store.subscribe(connectionId, address);
+      if (result === 'tooManyGroups') throw new HubError(hubErrors.tooManyGroups);
+    },
+    unsubscribe: (address) => store.unsubscribe(connectionId, address),
+  };
+}
+
+const text = (event: WsEvent) => (event.isBase64Encoded ? Buffer.from(event.body ?? '', 'base64').toString('utf8') : (event.body ?? ''));
+
+/**
+ * $default: every message of a hub client (SignalR JSON hub protocol). The
+ * answers go back through the management API, as there is no response
+ * channel on a WebSocket route; a malformed message closes the connection.
+ */
+export const handler = wsHandler(async (event, context) => {
+  const { connectionId } = event.requestContext;
+  const outcome = await handleMessage(text(event), groupsOf(connectionId), context.log);
+  const connections = hubConnections(managementClient(managementEndpoint(event.requestContext)));
+  if (outcome.replies.length) await connections.post(connectionId, outcome.replies.join(''));
+  if (outcome.close) await connections.close(connectionId);
+  return { statusCode: 200 };
+});

@@ -1,0 +1,32 @@
+/**
+ * Runs `work` when triggered, never twice at once: triggers that arrive while
+ * it runs are folded into one more run, so a burst of notifications costs at
+ * most two reads, not one per notification.
+ */
+export function coalesce(work: () => Promise<void>) {
+  let running: Promise<void> | undefined;
+  let again = false;
+
+  const loop = async () => {
+    do {
+      again = false;
+      await work();
+    } while (again);
+  };
+
+  return {
+    trigger(): void {
+      if (running) {
+        again = true;
+        return;
+      }
+      running = loop().finally(() => {
+        running = undefined;
+      });
+    },
+    /** Resolves once no run is in progress or pending. */
+    async idle(): Promise<void> {
+      while (running) await running;
+    },
+  };
+}

@@ -1,0 +1,28 @@
+import { logger } from '@hatchery/core/logger';
+import { Listener } from './listener';
+
+/**
+ * The Fargate task's entry point (see ../Dockerfile). Configuration comes
+ * from the environment (DATABASE_URL, WEBSOCKET_MANAGEMENT_ENDPOINT,
+ * DYNAMODB_TABLE, AWS_REGION); ECS stops a task with SIGTERM, then SIGKILL
+ * after its stop timeout, so the listener finishes its fan-out and exits.
+ */
+const log = logger().child({ component: 'listener' });
+const listener = new Listener({ log }).start();
+log.info({ managementEndpoint: listener.options.managementEndpoint }, 'listener started');
+
+let stopping = false;
+for (const signal of ['SIGTERM', 'SIGINT'] as const) {
+  process.once(signal, () => {
+    if (stopping) return;
+    stopping = true;
+    log.info({ signal }, 'listener stopping');
+    listener.stop().then(
+      () => process.exit(0),
+      (error: unknown) => {
+        log.error({ err: error }, 'listener did not stop cleanly');
+        process.exit(1);
+      },
+    );
+  });
+}

@@ -1,0 +1,88 @@
+import { isUtf8 } from 'node:buffer';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { WebSocket } from 'ws';
+import { limits } from '@hatchery/core/limits';
+import type { LocalEndpoint } from './server';
+import type { LiveConnection } from './websocket';
+
+/** Where the management API is served (the SDK's path; an AWS endpoint adds the stage in front). */
+export const managementPath = '/@connections';
+
+/** An error as the management API answers it: the SDK reads the kind from `x-amzn-errortype`. */
+function awsError(response: ServerResponse, status: number, type: string, message: string): void {
+  response.writeHead(status, { 'content-type': 'application/json', 'x-amzn-errortype': type });
+  response.end(JSON.stringify({ message }));
+}
+
+async function readBody(request: IncomingMessage, maxBytes: number): Promise<Buffer | undefined> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of request) {
+    size += (chunk as Buffer).length;
+    if (size > maxBytes) return undefined;
+    chunks.push(chunk as Buffer);
+  }
+  return Buffer.concat(chunks);
+}
+
+/**
+ * The WebSocket API's management API on the local gateway: POST sends to a
+ * connection, DELETE closes it, GET describes it, and any id that is not an
+ * open connection is 410 GoneException, so the listener and the $default
+ * handler use the real AWS SDK client against it.
+ */
+export function managementApi(connections: ReadonlyMap<string, LiveConnection>): LocalEndpoint {
+  return async (request, response, url) => {
+    let id: string;
+    try {
+      id = decodeURIComponent(url.pathname.slice(managementPath.length + 1));
+    } catch {
+      id = '';
+    }
+    const connection = connections.get(id);
+    if (!connection || connection.socket.readyState !== WebSocket.OPEN) {
+      // The body must be drained for the client's keep-alive socket to be reused.
+      request.resume();
+      awsError(response, 410, 'GoneException', `Connection ${id} is gone.`);
+      return;
+    }
+    switch (request.method) {
+      case 'POST': {
+        const data = await readBody(request, limits.hub.managementPayloadBytes);
+        if (!data) {
+          awsError(response, 413, 'PayloadTooLargeException', `Data exceeds ${limits.hub.managementPayloadBytes} bytes.`);
+          return;
+        }
+        // Text frames for text, so browsers' SignalR JSON protocol receives strings.
+        connection.socket.send(isUtf8(data) ? data.toString('utf8') : data, (error) => {
+          if (error) awsError(response, 410, 'GoneException', `Connection ${id} is gone.`);
+          else {
+            response.writeHead(200, { 'content-type': 'application/json' });
+            response.end();
+          }
+        });
+        return;
+      }
+      case 'DELETE':
+        request.resume();
+        connection.socket.close(1000, '');
+        response.writeHead(204);
+        response.end();
+        return;
+      case 'GET':
+        request.resume();
+        response.writeHead(200, { 'content-type': 'application/json' });
+        response.end(
+          JSON.stringify({
+            connectedAt: new Date(connection.connectedAt).toISOString(),
+            identity: { sourceIp: connection.sourceIp, userAgent: connection.userAgent },
+            lastActiveAt: new Date(connection.lastActiveAt).toISOString(),
+          }),
+        );
+        return;
+      default:
+        request.resume();
+        awsError(response, 405, 'MethodNotAllowedException', `${request.method} is not a management API method.`);
+    }
+  };
+}

@@ -1,0 +1,171 @@
+import { readFile } from 'node:fs/promises';
+import { pathToFileURL } from 'node:url';
+import { parseArgs } from 'node:util';
+import pg from 'pg';
+import { createIndexerSchema } from '@hatchery/core/indexer/schema';
+import { patterns } from '@hatchery/core/limits';
+import { notificationChannel } from '@hatchery/core/realtime/changes';
+import { demoAddress } from './demo-data';
+import { defaultDataDir, stackFile } from './stack';
+
+/**
+ * Indexer activity, written as the indexer writes it: each change in its own
+ * transaction that ends with NOTIFY indexer_live_query. `npm run simulate`
+ * drives the running local stack with it; tests and benchmarks use the writer.
+ */
+export function indexerActivity(pool: pg.Pool) {
+  async function commit(payload: string, work: (client: pg.PoolClient) => Promise<void>): Promise<void> {
+    const client = await pool.connect();
+    try {
+      await client.query('BEGIN');
+      await work(client);
+      await client.query('SELECT pg_notify($1, $2)', [notificationChannel, payload]);
+      await client.query('COMMIT');
+    } catch (error) {
+      await client.query('ROLLBACK').catch(() => undefined);
+      throw error;
+    } finally {
+      client.release();
+    }
+  }
+
+  return {
+    list: (listing: { tokenId: string; seller: string; price: string; block: string; editionId?: string }) =>
+      commit('listings', async (client) => {
+        await client.query(
+          `INSERT INTO indexer.listings (token_id, seller, price, status, edition_id, listed_at_block, updated_at_block, tx_hash)
+           VALUES ($1::numeric, $2::text, $3::numeric, 'Active', $4::numeric, $5::numeric, $5::numeric, '0x' || md5($1::text || ':' || $5::text))
+           ON CONFLICT (token_id) DO UPDATE SET seller = $2::text, price = $3::numeric, status = 'Active', listed_at_block = $5::numeric, updated_at_block = $5::numeric`,
+          [listing.tokenId, listing.seller, listing.price, listing.editionId ?? null, listing.block],
+        );
+      }),
+
+    sell: (sale: { tokenId: string; buyer: string; block: string }) =>
+      commit('listings,sales', async (client) => {
+        await client.query(
+          `WITH sold AS (UPDATE indexer.listings SET status = 'Sold', updated_at_block = $3::numeric WHERE token_id = $1::numeric AND status = 'Active' RETURNING seller, price)
+           INSERT INTO indexer.sales (id, token_id, seller, buyer, price, platform_fee, royalty, block_number)
+           SELECT 'sale-' || $1::text || '-' || $3::text, $1::numeric, seller, $2::text, price, price / 40, price / 20, $3::numeric FROM sold`,
+          [sale.tokenId, sale.buyer, sale.block],
+        );
+      }),
+
+    cancel: (cancel: { tokenId: string; block: string }) =>
+      commit('listings', async (client) => {
+        await client.query(`UPDATE indexer.listings SET status = 'Cancelled', updated_at_block = $2::numeric WHERE token_id = $1::numeric AND status = 'Active'`, [
+          cancel.tokenId,
+          cancel.block,
+        ]);
+      }),
+
+    requestForge: (request: { requestId: string; buyer: string; tier: number; block: string }) =>
+      commit('forge_requests', async (client) => {
+        await client.query(`INSERT INTO indexer.forge_requests (request_id, buyer, tier, status, block_number) VALUES ($1, $2, $3, 'Requested', $4)`, [
+          request.requestId,
+          request.buyer,
+          request.tier,
+          request.block,
+        ]);
+      }),
+
+    /** The random-number fulfilment of a request (created on the spot when it was never requested). */
+    fulfil: (fulfilment: { requestId: string; buyer: string; tokenId: string; editionId: string; block: string }) =>
+      commit('forge_requests', async (client) => {
+        await client.query(
+          `INSERT INTO indexer.forge_requests (request_id, buyer, tier, status, token_id, edition_id, block_number, fulfilled_at_block)
+           VALUES ($1::numeric, $2::text, 1, 'Fulfilled', $3::numeric, $4::numeric, $5::numeric, $5::numeric)
+           ON CONFLICT (request_id) DO UPDATE SET status = 'Fulfilled', token_id = $3::numeric, edition_id = $4::numeric, fulfilled_at_block = $5::numeric`,
+          [fulfilment.requestId, fulfilment.buyer, fulfilment.tokenId, fulfilment.editionId, fulfilment.block],
+        );
+      }),
+
+    notify: () => commit('', async () => undefined),
+  };
+}
+
+async function databaseUrl(): Promise<string> {
+  if (process.env.DATABASE_URL) return process.env.DATABASE_URL;
+  try {
+    return (JSON.parse(await readFile(stackFile(defaultDataDir), 'utf8')) as { databaseUrl: string }).databaseUrl;
+  } catch {
+    throw new Error(`No running local stack found (${stackFile(defaultDataDir)}): start it with \`npm start\`, or set DATABASE_URL.`);
+  }
+}
+
+async function next(pool: pg.Pool, sql: string): Promise<bigint> {
+  const { rows } = await pool.query<{ value: string }>(sql);
+  return BigInt(rows[0]?.value ?? '0') + 1n;
+}
+
+/** Endless (or --count) indexer activity against the running local stack, one block per step. */
+async function simulate(): Promise<void> {
+  const { values } = parseArgs({
+    options: {
+      every: { type: 'string', default: '2000' },
+      count: { type: 'string', default: '0' },
+      wallet: { type: 'string', default: demoAddress(1) },
+    },
+  });
+  const wallet = values.wallet.toLowerCase();
+  if (!patterns.address.test(wallet)) throw new Error('--wallet must be 0x followed by 40 hex characters');
+  const everyMs = Number(values.every);
+  const steps = Number(values.count) || Infinity;
+
+  const pool = new pg.Pool({ connectionString: await databaseUrl(), max: 2 });
+  await createIndexerSchema(pool);
+  const activity = indexerActivity(pool);
+  let block = await next(pool, `SELECT greatest((SELECT max(updated_at_block) FROM indexer.listings), (SELECT max(block_number) FROM indexer.forge_requests),
+    (SELECT max(fulfilled_at_block) FROM indexer.forge_requests), (SELECT max(block_number) FROM indexer.sales), 0)::text AS value`);
+  let tokenId = await next(pool, `SELECT greatest((SELECT max(token_id) FROM indexer.listings), (SELECT max(token_id) FROM indexer.nfts), 0)::text AS value`);
+  let requestId = await next(pool, `SELECT coalesce(max(request_id), 0)::text AS value FROM indexer.forge_requests`);
+  const open: bigint[] = [];
+  const listed: bigint[] = [];
+  const seller = demoAddress(2);
+  console.log(`Simulating indexer activity every ${everyMs} ms from block ${block}; forge requests are ${wallet}'s. Ctrl-C stops.`);
+
+  const actions = [
+    async () => {
+      const id = tokenId++;
+      listed.push(id);
+      await activity.list({ tokenId: String(id), seller, price: String(10n ** 17n * (id % 50n + 1n)), block: String(block) });
+      return `listed token ${id}  → marketChanged`;
+    },
+    async () => {
+      const id = requestId++;
+      open.push(id);
+      await activity.requestForge({ requestId: String(id), buyer: wallet, tier: Number(id % 3n) + 1, block: String(block) });
+      return `forge request ${id} by ${wallet}`;
+    },
+    async () => {
+      const id = listed.shift();
+      if (id === undefined) return 'nothing to sell';
+      await activity.sell({ tokenId: String(id), buyer: wallet, block: String(block) });
+      return `sold token ${id} to ${wallet}  → marketChanged`;
+    },
+    async () => {
+      // Two fulfilments in one block, committed apart, as an indexer may: both must reach the client.
+      const fulfilled = open.splice(0, 2);
+      for (const id of fulfilled) {
+        await activity.fulfil({ requestId: String(id), buyer: wallet, tokenId: String(tokenId++), editionId: String(1n + (id % 40n)), block: String(block) });
+      }
+      return fulfilled.length ? `fulfilled forge request(s) ${fulfilled.join(', ')}  → forgeFulfilled to ${wallet}` : 'nothing to fulfil';
+    },
+  ];
+
+  let stopping = false;
+  process.once('SIGINT', () => (stopping = true));
+  process.once('SIGTERM', () => (stopping = true));
+  for (let step = 0; step < steps && !stopping; step++, block++) {
+    const what = await actions[step % actions.length]!();
+    console.log(`block ${block}: ${what}`);
+    if (step + 1 < steps) await new Promise((resolve) => setTimeout(resolve, everyMs));
+  }
+  await pool.end();
+}
+
+if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
+  simulate().catch((error: unknown) => {
+    console.error(error instanceof Error ? error.message : error);
+    process.exit(1);
+  });
+}

@@ -1,0 +1,186 @@
+import { Writable } from 'node:stream';
+import { pino } from 'pino';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { createIndexerSchema } from '@hatchery/core/indexer/schema';
+import { connectionStore } from '@hatchery/core/realtime/connections';
+import { Listener, type ListenerOptions } from '@hatchery/listener/listener';
+import { startTestStack, type TestStack } from '../support/stack';
+import { connectHub, indexer, record, sleep, waitFor, wallet, type Hub } from './support';
+
+let stack: TestStack;
+let writes: ReturnType<typeof indexer>;
+const hubs: Hub[] = [];
+const listeners: Listener[] = [];
+const store = connectionStore();
+
+/** A listener with test timings, and a log that keeps every line it writes. */
+function startListener(options: Partial<ListenerOptions> = {}) {
+  const lines: Array<{ level: number; msg: string }> = [];
+  const sink = new Writable({
+    write(chunk: Buffer, _encoding, done) {
+      for (const line of chunk.toString('utf8').split('\n').filter(Boolean)) lines.push(JSON.parse(line));
+      done();
+    },
+  });
+  const listener = new Listener({ databaseUrl: stack.databaseUrl, managementEndpoint: stack.url, pollMs: 200, reconnectMs: 300, log: pino({ level: 'info' }, sink), ...options }).start();
+  listeners.push(listener);
+  return Object.assign(listener, { lines, problems: () => lines.filter((line) => line.level >= 40) });
+}
+
+const stopAll = async () => {
+  await Promise.all(listeners.splice(0).map((listener) => listener.stop()));
+};
+
+const subscribed = async (address: string) => {
+  const hub = await connectHub(stack.url);
+  hubs.push(hub);
+  await hub.invoke('Subscribe', address);
+  return { hub, forge: record<{ requestId: string }>(hub, 'forgeFulfilled'), market: record(hub, 'marketChanged') };
+};
+
+const leading = (listener: Listener) => waitFor(() => listener.stats().leader && listener.stats().reads > 0, 'the listener to lead');
+
+beforeAll(async () => {
+  stack = await startTestStack();
+  // These tests run their own listeners, with short timings; the stack's would compete for the lock.
+  await stack.listener?.stop();
+  writes = indexer(stack);
+  await createIndexerSchema(writes.pool);
+});
+afterEach(stopAll);
+afterAll(async () => {
+  await Promise.all(hubs.map((hub) => hub.stop()));
+  await stopAll();
+  await writes?.end();
+  await stack?.stop();
+});
+
+describe('the listener', () => {
+  it('delivers both fulfilments of one block committed by the indexer in two transactions', async () => {
+    const listener = startListener();
+    await leading(listener);
+    const client = await subscribed(wallet(1));
+    const block = writes.nextBlock();
+    const first = await writes.fulfilFor(wallet(1), block);
+    await waitFor(() => client.forge.length === 1, 'the first fulfilment');
+    // The listener has now seen this block; the second fulfilment lands in it after that read.
+    const second = await writes.fulfilFor(wallet(1), block);
+    await waitFor(() => client.forge.length === 2, 'the second fulfilment of the same block');
+    expect(client.forge).toEqual([first, second]);
+    expect(listener.problems()).toEqual([]);
+  });
+
+  it('reconnects after the database restarts under it and loses no fulfilment', async () => {
+    const listener = startListener({ reconnectMs: 3_000 });
+    await leading(listener);
+    const client = await subscribed(wallet(2));
+    const before = await writes.fulfilFor(wallet(2));
+    await waitFor(() => client.forge.length === 1, 'the fulfilment before the restart');
+
+    await stack.postgres!.stop();
+    await waitFor(() => !listener.stats().leader, 'the listener to notice');
+    await stack.postgres!.start();
+    // Committed while the listener is still waiting to reconnect: its NOTIFY reaches nobody, only the cursor finds it.
+    const during = await writes.fulfilFor(wallet(2));
+    expect(listener.stats().leader).toBe(false);
+
+    await waitFor(() => client.forge.length === 2, 'the fulfilment committed during the outage', 15_000);
+    const after = await writes.fulfilFor(wallet(2));
+    await waitFor(() => client.forge.length === 3, 'a fulfilment after the reconnection');
+    expect(client.forge).toEqual([before, during, after]);
+    expect(listener.stats().sessions).toBe(2);
+  });
+
+  it('fans out only from the lock holder when two run, and the standby takes over without loss or repeat', async () => {
+    const first = startListener();
+    await leading(first);
+    const second = startListener();
+    await waitFor(() => second.stats().sessions === 1, 'the second listener to connect');
+    await sleep(500);
+    expect(second.stats().leader).toBe(false);
+
+    const client = await subscribed(wallet(3));
+    const expected = [];
+    for (let i = 0; i < 5; i++) {
+      expected.push(await writes.fulfilFor(wallet(3)));
+      await writes.listToken();
+    }
+    await waitFor(() => client.forge.length === 5, 'five fulfilments');
+    // Long enough for a second fan-out, had there been one, to arrive.
+    await sleep(1_000);
+    expect(client.forge).toEqual(expected);
+    expect(new Set(client.market.map((event) => JSON.stringify(event))).size).toBe(client.market.length);
+    expect(client.market.at(-1)).toEqual(await writes.snapshot());
+    expect(second.stats().reads).toBe(0);
+
+    await first.stop();
+    await waitFor(() => second.stats().leader, 'the standby to take over');
+    const later = await writes.fulfilFor(wallet(3));
+    await waitFor(() => client.forge.length === 6, 'a fulfilment after the failover');
+    await sleep(500);
+    expect(client.forge).toEqual([...expected, later]);
+  });
+
+  it('folds a burst of 10,000 notifications into a few reads', async () => {
+    const listener = startListener({ pollMs: 60_000 });
+    await leading(listener);
+    const client = await subscribed(wallet(4));
+    const readsBefore = listener.stats().reads;
+    const notificationsBefore = listener.stats().notifications;
+    const fulfilment = await writes.fulfilFor(wallet(4));
+    await writes.pool.query(`SELECT pg_notify('indexer_live_query', i::text) FROM generate_series(1, 10000) AS i`);
+    await waitFor(() => listener.stats().notifications - notificationsBefore === 10_001, 'all notifications');
+    await waitFor(() => client.forge.length === 1, 'the fulfilment');
+    await sleep(200);
+    const reads = listener.stats().reads - readsBefore;
+    expect(reads).toBeGreaterThanOrEqual(1);
+    expect(reads).toBeLessThanOrEqual(5);
+    expect(client.forge).toEqual([fulfilment]);
+  });
+
+  it('stays silent without the listings table, then reports once it appears', async () => {
+    const listener = startListener();
+    await leading(listener);
+    const client = await subscribed(wallet(5));
+    await writes.pool.query('DROP TABLE indexer.listings');
+    const readsBefore = listener.stats().reads;
+    await writes.notify();
+    await waitFor(() => listener.stats().reads >= readsBefore + 3, 'reads without the table');
+    expect(client.market).toEqual([]);
+    expect(listener.stats().failedReads).toBe(0);
+    expect(listener.problems()).toEqual([]);
+    // The other table is still read meanwhile.
+    const fulfilment = await writes.fulfilFor(wallet(5));
+    await waitFor(() => client.forge.length === 1, 'a fulfilment while listings are missing');
+    expect(client.forge).toEqual([fulfilment]);
+
+    await createIndexerSchema(writes.pool);
+    await writes.listToken();
+    await waitFor(() => client.market.length === 1, 'marketChanged once the table exists');
+    expect(client.market).toEqual([{ count: 1, maxBlock: (await writes.snapshot()).maxBlock }]);
+  });
+
+  it('removes a connection that the management API reports gone', async () => {
+    const listener = startListener();
+    await leading(listener);
+    // A connection API Gateway has forgotten but DynamoDB still lists (a $disconnect that never came).
+    await store.add('GhostConnectn0=', Date.now());
+    await store.subscribe('GhostConnectn0=', wallet(6));
+    const live = await subscribed(wallet(6));
+    const goneBefore = listener.stats().gone;
+
+    const fulfilment = await writes.fulfilFor(wallet(6));
+    await waitFor(() => live.forge.length === 1, 'the live connection’s event');
+    await waitFor(() => listener.stats().gone > goneBefore, 'the gone connection to be noticed');
+    expect(live.forge).toEqual([fulfilment]);
+    expect(await all(store.all())).not.toContain('GhostConnectn0=');
+    expect(await all(store.group(wallet(6)))).not.toContain('GhostConnectn0=');
+    expect(await all(store.group(wallet(6)))).toHaveLength(1);
+  });
+});
+
+async function all(pages: AsyncIterable<string[]>): Promise<string[]> {
+  const ids: string[] = [];
+  for await (const page of pages) ids.push(...page);
+  return ids;
+}

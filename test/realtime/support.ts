@@ -1,0 +1,76 @@
+import * as signalR from '@microsoft/signalr';
+import pg from 'pg';
+import { indexerActivity } from '@hatchery/local/simulate';
+import type { TestStack } from '../support/stack';
+
+export type Hub = signalR.HubConnection;
+
+/** The stock SignalR client, through negotiate or straight to the WebSocket. */
+export async function connectHub(
+  baseUrl: string,
+  options: { skipNegotiation?: boolean; keepAliveMs?: number; serverTimeoutMs?: number } = {},
+): Promise<Hub> {
+  const hub = new signalR.HubConnectionBuilder()
+    .withUrl(`${baseUrl}/hubs/events`, {
+      transport: signalR.HttpTransportType.WebSockets,
+      skipNegotiation: options.skipNegotiation ?? false,
+    })
+    .configureLogging(signalR.LogLevel.None)
+    .build();
+  if (options.serverTimeoutMs) hub.serverTimeoutInMilliseconds = options.serverTimeoutMs;
+  if (options.keepAliveMs) hub.keepAliveIntervalInMilliseconds = options.keepAliveMs;
+  await hub.start();
+  return hub;
+}
+
+/** Everything the hub sends one client for `event`, in arrival order. */
+export function record<T = Record<string, unknown>>(hub: Hub, event: string): T[] {
+  const received: T[] = [];
+  hub.on(event, (payload: T) => received.push(payload));
+  return received;
+}
+
+export async function waitFor(check: () => boolean | Promise<boolean>, what: string, timeoutMs = 10_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}
+
+export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** A wallet address for test `n`, distinct from the demo wallets. */
+export const wallet = (n: number) => `0x${'a'.repeat(8)}${n.toString(16).padStart(32, '0')}`;
+
+/** The indexer's writes (each committed with NOTIFY indexer_live_query) against the stack's database. */
+export function indexer(stack: TestStack) {
+  const pool = new pg.Pool({ connectionString: stack.databaseUrl, max: 4 });
+  pool.on('error', () => undefined);
+  let block = 5_000_000n;
+  let request = 900_000n;
+  let token = 700_000n;
+  const activity = indexerActivity(pool);
+  return {
+    ...activity,
+    pool,
+    nextBlock: () => String(++block),
+    /** A fulfilment for `buyer` in a new block (or the given one); returns what forgeFulfilled must carry. */
+    async fulfilFor(buyer: string, at?: string) {
+      const fulfilment = { requestId: String(++request), buyer, tokenId: String(++token), editionId: String(Number(token % 40n) + 1), block: at ?? String(++block) };
+      await activity.fulfil(fulfilment);
+      return { requestId: fulfilment.requestId, tokenId: fulfilment.tokenId, editionId: fulfilment.editionId };
+    },
+    async listToken() {
+      await activity.list({ tokenId: String(++token), seller: wallet(999), price: '1000000000000000000', block: String(++block) });
+    },
+    /** The marketChanged payload the current listings must produce. */
+    async snapshot() {
+      const { rows } = await pool.query<{ count: number; maxBlock: string }>(
+        `SELECT count(*)::int AS count, coalesce(max(updated_at_block), 0)::text AS "maxBlock" FROM indexer.listings WHERE status = 'Active'`,
+      );
+      return rows[0]!;
+    },
+    end: () => pool.end(),
+  };
+}
