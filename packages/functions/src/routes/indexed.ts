@@ -1,6 +1,18 @@
+import { forgeRequestSchema } from '@hatchery/core/indexer/forge-requests';
+import { listingSchema } from '@hatchery/core/indexer/listings';
+import { nftItemSchema } from '@hatchery/core/indexer/nfts';
+import { referralInfoSchema } from '@hatchery/core/indexer/referral';
+import { saleSchema } from '@hatchery/core/indexer/sales';
+import { stakingPairSchema } from '@hatchery/core/indexer/staking';
+import { summarySchema } from '@hatchery/core/indexer/summary';
+import { pageQuerySchema } from '@hatchery/core/query/paging';
 import type { HttpRoute } from '../routes';
+import { addressParams, pageSchema } from '../schemas';
 
-/** The public read endpoints over the indexer schema, other than /editions (issue: indexed data). Schemas are filled in by that work. */
+/** Every read of the indexer schema can find the database unavailable. */
+const problems = [503] as const;
+
+/** The public read endpoints over the indexer schema, other than /editions (issue: indexed data). */
 export const indexedRoutes = {
   listAccountNfts: {
     method: 'GET',
@@ -8,6 +20,9 @@ export const indexedRoutes = {
     handler: 'packages/functions/src/http/list-account-nfts.handler',
     auth: 'none',
     summary: 'NFTs owned by a wallet (staked included, burned excluded), paged.',
+    request: { query: pageQuerySchema, params: addressParams },
+    response: pageSchema(nftItemSchema),
+    problems,
   },
   listListings: {
     method: 'GET',
@@ -15,6 +30,9 @@ export const indexedRoutes = {
     handler: 'packages/functions/src/http/list-listings.handler',
     auth: 'none',
     summary: 'Active marketplace listings, paged.',
+    request: { query: pageQuerySchema },
+    response: pageSchema(listingSchema),
+    problems,
   },
   listAccountStaking: {
     method: 'GET',
@@ -22,6 +40,9 @@ export const indexedRoutes = {
     handler: 'packages/functions/src/http/list-account-staking.handler',
     auth: 'none',
     summary: 'Staked pairs of a wallet, paged.',
+    request: { query: pageQuerySchema, params: addressParams },
+    response: pageSchema(stakingPairSchema),
+    problems,
   },
   listAccountForgeRequests: {
     method: 'GET',
@@ -29,6 +50,9 @@ export const indexedRoutes = {
     handler: 'packages/functions/src/http/list-account-forge-requests.handler',
     auth: 'none',
     summary: 'Forge requests of a wallet in every status, paged.',
+    request: { query: pageQuerySchema, params: addressParams },
+    response: pageSchema(forgeRequestSchema),
+    problems,
   },
   getAccountReferral: {
     method: 'GET',
@@ -36,6 +60,9 @@ export const indexedRoutes = {
     handler: 'packages/functions/src/http/get-account-referral.handler',
     auth: 'none',
     summary: 'Referral code, upline, referred count and balances of a wallet.',
+    request: { params: addressParams },
+    response: referralInfoSchema,
+    problems,
   },
   listSales: {
     method: 'GET',
@@ -43,6 +70,9 @@ export const indexedRoutes = {
     handler: 'packages/functions/src/http/list-sales.handler',
     auth: 'none',
     summary: 'Sales history, paged.',
+    request: { query: pageQuerySchema },
+    response: pageSchema(saleSchema),
+    problems,
   },
   getSummary: {
     method: 'GET',
@@ -50,5 +80,7 @@ export const indexedRoutes = {
     handler: 'packages/functions/src/http/get-summary.handler',
     auth: 'none',
     summary: 'Ecosystem totals (cached 30 s).',
+    response: summarySchema,
+    problems,
   },
 } as const satisfies Record<string, HttpRoute>;

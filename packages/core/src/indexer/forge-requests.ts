@@ -1,0 +1,50 @@
+import { z } from 'zod';
+import { readPage, type ListSource, type Page, type PageQuery } from '../query/paging';
+import type { FieldMap, Params } from '../query/compile';
+import { bigIntString, indexerAddress } from './wire';
+
+export const forgeRequestSchema = z.object({
+  requestId: bigIntString,
+  tier: z.number().int(),
+  status: z.string(),
+  tokenId: bigIntString.optional().describe('Absent until the request is fulfilled.'),
+  editionId: bigIntString.optional().describe('Absent until the request is fulfilled.'),
+  blockNumber: bigIntString,
+});
+
+export type ForgeRequestDto = z.infer<typeof forgeRequestSchema>;
+
+export const forgeRequestFields = {
+  status: { sql: 'status', type: 'text' },
+  tier: { sql: 'tier', type: 'integer' },
+  requestId: { sql: 'request_id', type: 'bigint' },
+} as const satisfies FieldMap;
+
+export const forgeRequestsSource: ListSource = {
+  from: 'indexer.forge_requests',
+  select: `request_id::text AS "requestId", tier, status, token_id::text AS "tokenId", edition_id::text AS "editionId",
+    block_number::text AS "blockNumber"`,
+  fields: forgeRequestFields,
+  order: { defaultOrder: [{ field: 'requestId', direction: 'desc' }], tieBreaker: { sql: 'request_id', direction: 'desc' } },
+};
+
+/** Every status is served; only the buyer is fixed. */
+export const requestedBy = (buyer: string) => (params: Params) => [`buyer = ${params.add(indexerAddress(buyer))}`];
+
+type ForgeRequestRow = Omit<ForgeRequestDto, 'tokenId' | 'editionId'> & { tokenId: string | null; editionId: string | null };
+
+export async function listAccountForgeRequests(buyer: string, request: PageQuery): Promise<Page<ForgeRequestDto>> {
+  const { rows, totalCount } = await readPage<ForgeRequestRow>(forgeRequestsSource, request, requestedBy(buyer));
+  return { items: rows.map(toForgeRequestDto), totalCount, page: request.page, pageSize: request.pageSize };
+}
+
+function toForgeRequestDto(row: ForgeRequestRow): ForgeRequestDto {
+  return {
+    requestId: row.requestId,
+    tier: row.tier,
+    status: row.status,
+    ...(row.tokenId !== null && { tokenId: row.tokenId }),
+    ...(row.editionId !== null && { editionId: row.editionId }),
+    blockNumber: row.blockNumber,
+  };
+}

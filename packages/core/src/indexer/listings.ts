@@ -1,0 +1,75 @@
+import { z } from 'zod';
+import { readPage, type ListSource, type Page, type PageQuery } from '../query/paging';
+import type { FieldMap, Params } from '../query/compile';
+import { addressString, bigIntString } from './wire';
+
+export const listingSchema = z.object({
+  tokenId: bigIntString,
+  seller: addressString,
+  price: bigIntString.describe('Wei.'),
+  status: z.string(),
+  editionId: bigIntString.describe('"0" when the listed NFT is not indexed.'),
+  editionName: z.string(),
+  artUri: z.string(),
+  rarity: z.number().int(),
+  gender: z.number().int(),
+  nftName: z.string(),
+  attributes: z.object({ health: z.number().int(), skill: z.number().int(), morale: z.number().int() }),
+});
+
+export type ListingDto = z.infer<typeof listingSchema>;
+
+/** The only listing status the endpoint serves (SPEC.md); fixed on the server. */
+export const activeListingStatus = 'Active';
+
+// NFT metadata comes from a left join and may be missing: strings are then "", numbers 0, editionId "0" (DESIGN.md).
+// Filters and sorts see the same values the client does.
+export const listingFields = {
+  tokenId: { sql: 'l.token_id', type: 'bigint' },
+  seller: { sql: 'l.seller', type: 'text' },
+  price: { sql: 'l.price', type: 'bigint' },
+  status: { sql: 'l.status', type: 'text' },
+  editionId: { sql: 'coalesce(l.edition_id, n.edition_id, 0)', type: 'bigint' },
+  editionName: { sql: `coalesce(e.name, '')`, type: 'text' },
+  rarity: { sql: 'coalesce(e.rarity, 0)', type: 'integer' },
+  gender: { sql: 'coalesce(n.gender, 0)', type: 'integer' },
+  listedAtBlock: { sql: 'l.listed_at_block', type: 'bigint' },
+} as const satisfies FieldMap;
+
+export const listingsSource: ListSource = {
+  // Unique keys on both joins let PostgreSQL drop them from a count that reads no joined column.
+  from: `indexer.listings l LEFT JOIN indexer.nfts n ON n.token_id = l.token_id
+    LEFT JOIN indexer.editions e ON e.edition_id = coalesce(l.edition_id, n.edition_id)`,
+  select: `l.token_id::text AS "tokenId", l.seller, l.price::text AS price, l.status,
+    ${listingFields.editionId.sql}::text AS "editionId", ${listingFields.editionName.sql} AS "editionName",
+    coalesce(e.art_uri, '') AS "artUri", ${listingFields.rarity.sql} AS rarity, ${listingFields.gender.sql} AS gender,
+    coalesce(n.nft_name, '') AS "nftName", coalesce(e.health, 0) AS health, coalesce(e.skill, 0) AS skill,
+    coalesce(e.morale, 0) AS morale`,
+  fields: listingFields,
+  order: { defaultOrder: [{ field: 'listedAtBlock', direction: 'desc' }], tieBreaker: { sql: 'l.token_id', direction: 'desc' } },
+};
+
+export const activeListings = (params: Params) => [`l.status = ${params.add(activeListingStatus)}`];
+
+type ListingRow = Omit<ListingDto, 'attributes'> & { health: number; skill: number; morale: number };
+
+export async function listListings(request: PageQuery): Promise<Page<ListingDto>> {
+  const { rows, totalCount } = await readPage<ListingRow>(listingsSource, request, activeListings);
+  return { items: rows.map(toListingDto), totalCount, page: request.page, pageSize: request.pageSize };
+}
+
+function toListingDto(row: ListingRow): ListingDto {
+  return {
+    tokenId: row.tokenId,
+    seller: row.seller,
+    price: row.price,
+    status: row.status,
+    editionId: row.editionId,
+    editionName: row.editionName,
+    artUri: row.artUri,
+    rarity: row.rarity,
+    gender: row.gender,
+    nftName: row.nftName,
+    attributes: { health: row.health, skill: row.skill, morale: row.morale },
+  };
+}

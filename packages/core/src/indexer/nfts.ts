@@ -1,0 +1,79 @@
+import { z } from 'zod';
+import { readPage, type ListSource, type Page, type PageQuery } from '../query/paging';
+import type { FieldMap, Params } from '../query/compile';
+import { bigIntString, indexerAddress } from './wire';
+
+export const nftItemSchema = z.object({
+  tokenId: bigIntString,
+  attributes: z.object({
+    health: z.number().int(),
+    skill: z.number().int(),
+    morale: z.number().int(),
+    gender: z.number().int(),
+  }),
+  editionId: bigIntString,
+  editionName: z.string(),
+  artUri: z.string(),
+  rarity: z.number().int(),
+  nftName: z.string(),
+  staked: z.boolean(),
+});
+
+export type NftItemDto = z.infer<typeof nftItemSchema>;
+
+// Edition columns go through coalesce: an NFT whose edition is not indexed yet is still listed, with "" and 0 (as listings do).
+export const nftFields = {
+  tokenId: { sql: 'n.token_id', type: 'bigint' },
+  editionId: { sql: 'n.edition_id', type: 'bigint' },
+  editionName: { sql: `coalesce(e.name, '')`, type: 'text' },
+  rarity: { sql: 'coalesce(e.rarity, 0)', type: 'integer' },
+  gender: { sql: 'n.gender', type: 'integer' },
+  staked: { sql: 'n.staked', type: 'boolean' },
+} as const satisfies FieldMap;
+
+export const nftsSource: ListSource = {
+  from: 'indexer.nfts n LEFT JOIN indexer.editions e ON e.edition_id = n.edition_id',
+  select: `n.token_id::text AS "tokenId", coalesce(e.health, 0) AS health, coalesce(e.skill, 0) AS skill,
+    coalesce(e.morale, 0) AS morale, n.gender, n.edition_id::text AS "editionId", ${nftFields.editionName.sql} AS "editionName",
+    coalesce(e.art_uri, '') AS "artUri", ${nftFields.rarity.sql} AS rarity, n.nft_name AS "nftName", n.staked`,
+  fields: nftFields,
+  order: { defaultOrder: [{ field: 'tokenId', direction: 'desc' }], tieBreaker: { sql: 'n.token_id', direction: 'desc' } },
+};
+
+/** SPEC.md: the owner match is case-insensitive, staked NFTs are included, burned ones never. */
+export const ownedNfts = (owner: string) => (params: Params) => [
+  `n.owner = ${params.add(indexerAddress(owner))}`,
+  'NOT n.burned',
+];
+
+type NftRow = {
+  tokenId: string;
+  health: number;
+  skill: number;
+  morale: number;
+  gender: number;
+  editionId: string;
+  editionName: string;
+  artUri: string;
+  rarity: number;
+  nftName: string;
+  staked: boolean;
+};
+
+export async function listAccountNfts(owner: string, request: PageQuery): Promise<Page<NftItemDto>> {
+  const { rows, totalCount } = await readPage<NftRow>(nftsSource, request, ownedNfts(owner));
+  return { items: rows.map(toNftItemDto), totalCount, page: request.page, pageSize: request.pageSize };
+}
+
+function toNftItemDto(row: NftRow): NftItemDto {
+  return {
+    tokenId: row.tokenId,
+    attributes: { health: row.health, skill: row.skill, morale: row.morale, gender: row.gender },
+    editionId: row.editionId,
+    editionName: row.editionName,
+    artUri: row.artUri,
+    rarity: row.rarity,
+    nftName: row.nftName,
+    staked: row.staked,
+  };
+}

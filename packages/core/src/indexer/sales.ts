@@ -1,0 +1,48 @@
+import { z } from 'zod';
+import { readPage, type ListSource, type Page, type PageQuery } from '../query/paging';
+import type { FieldMap } from '../query/compile';
+import { addressString, bigIntString } from './wire';
+
+export const saleSchema = z.object({
+  tokenId: bigIntString,
+  seller: addressString,
+  buyer: addressString,
+  price: bigIntString.describe('Wei.'),
+  platformFee: bigIntString.describe('Wei.'),
+  royalty: bigIntString.describe('Wei.'),
+  blockNumber: bigIntString,
+});
+
+export type SaleDto = z.infer<typeof saleSchema>;
+
+export const saleFields = {
+  seller: { sql: 'seller', type: 'text' },
+  buyer: { sql: 'buyer', type: 'text' },
+  tokenId: { sql: 'token_id', type: 'bigint' },
+  blockNumber: { sql: 'block_number', type: 'bigint' },
+} as const satisfies FieldMap;
+
+export const salesSource: ListSource = {
+  from: 'indexer.sales',
+  select: `token_id::text AS "tokenId", seller, buyer, price::text AS price, platform_fee::text AS "platformFee",
+    royalty::text AS royalty, block_number::text AS "blockNumber"`,
+  fields: saleFields,
+  order: { defaultOrder: [{ field: 'blockNumber', direction: 'desc' }], tieBreaker: { sql: 'id', direction: 'desc' } },
+};
+
+export async function listSales(request: PageQuery): Promise<Page<SaleDto>> {
+  const { rows, totalCount } = await readPage<SaleDto>(salesSource, request);
+  return { items: rows.map(toSaleDto), totalCount, page: request.page, pageSize: request.pageSize };
+}
+
+function toSaleDto(row: SaleDto): SaleDto {
+  return {
+    tokenId: row.tokenId,
+    seller: row.seller,
+    buyer: row.buyer,
+    price: row.price,
+    platformFee: row.platformFee,
+    royalty: row.royalty,
+    blockNumber: row.blockNumber,
+  };
+}

@@ -1,0 +1,57 @@
+import { z } from 'zod';
+import { readPage, type ListSource, type Page, type PageQuery } from '../query/paging';
+import type { FieldMap, Params } from '../query/compile';
+import { bigIntString, indexerAddress } from './wire';
+
+export const stakingPairSchema = z.object({
+  pairId: bigIntString,
+  maleId: bigIntString,
+  femaleId: bigIntString,
+  matched: z.boolean(),
+  stakedAt: bigIntString,
+  lastClaimAt: bigIntString,
+  status: z.string(),
+});
+
+export type StakingPairDto = z.infer<typeof stakingPairSchema>;
+
+/** The only pair status the endpoint serves (SPEC.md); unstaked pairs never appear. */
+export const stakedPairStatus = 'Staked';
+
+export const stakingFields = {
+  status: { sql: 'status', type: 'text' },
+  matched: { sql: 'matched', type: 'boolean' },
+  pairId: { sql: 'pair_id', type: 'bigint' },
+  stakedAt: { sql: 'staked_at', type: 'bigint' },
+  lastClaimAt: { sql: 'last_claim_at', type: 'bigint' },
+} as const satisfies FieldMap;
+
+export const stakingSource: ListSource = {
+  from: 'indexer.staking_pairs',
+  select: `pair_id::text AS "pairId", male_id::text AS "maleId", female_id::text AS "femaleId", matched,
+    staked_at::text AS "stakedAt", last_claim_at::text AS "lastClaimAt", status`,
+  fields: stakingFields,
+  order: { defaultOrder: [{ field: 'stakedAt', direction: 'desc' }], tieBreaker: { sql: 'pair_id', direction: 'desc' } },
+};
+
+export const stakedBy = (staker: string) => (params: Params) => [
+  `staker = ${params.add(indexerAddress(staker))}`,
+  `status = ${params.add(stakedPairStatus)}`,
+];
+
+export async function listAccountStaking(staker: string, request: PageQuery): Promise<Page<StakingPairDto>> {
+  const { rows, totalCount } = await readPage<StakingPairDto>(stakingSource, request, stakedBy(staker));
+  return { items: rows.map(toStakingPairDto), totalCount, page: request.page, pageSize: request.pageSize };
+}
+
+function toStakingPairDto(row: StakingPairDto): StakingPairDto {
+  return {
+    pairId: row.pairId,
+    maleId: row.maleId,
+    femaleId: row.femaleId,
+    matched: row.matched,
+    stakedAt: row.stakedAt,
+    lastClaimAt: row.lastClaimAt,
+    status: row.status,
+  };
+}

@@ -1,0 +1,5 @@
+import { listAccountNfts } from '@hatchery/core/indexer/nfts';
+import { httpRoutes } from '../routes';
+import { httpHandler } from './handler';
+
+export const handler = httpHandler(httpRoutes.listAccountNfts, ({ params, query }) => listAccountNfts(params.address, query));
