@@ -7,6 +7,7 @@ import { startStack } from '@hatchery/local/stack';
 import { coldStartBench } from './cold-start';
 import type { BenchSection } from './context';
 import { editionsBench } from './editions';
+import { accountsBench } from './accounts';
 
 /**
  * `npm run bench`: the stack on the bench dataset (a million NFTs and sales),
@@ -15,6 +16,7 @@ import { editionsBench } from './editions';
  */
 const sections: Record<string, BenchSection> = {
   editions: editionsBench,
+  accounts: accountsBench,
   'cold-start': coldStartBench,
 };
 
