@@ -13,9 +13,14 @@ export interface AccountRow {
 export const accountColumns = 'id, email, nickname, status, wallet_address';
 
 export function toAccountDto(row: AccountRow): AccountDto {
-  const dto: AccountDto = { id: row.id, email: row.email, nickname: row.nickname, status: row.status, walletLinked: row.wallet_address !== null };
-  if (row.wallet_address !== null) dto.walletAddress = row.wallet_address;
-  return dto;
+  return {
+    id: row.id,
+    email: row.email,
+    nickname: row.nickname,
+    status: row.status,
+    ...(row.wallet_address !== null && { walletAddress: row.wallet_address }),
+    walletLinked: row.wallet_address !== null,
+  };
 }
 
 export const accountNotFound = () => new AppError('notFound', 'No account exists for this identity.');
