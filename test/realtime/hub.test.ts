@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createIndexerSchema } from '@hatchery/core/indexer/schema';
 import { connectionStore } from '@hatchery/core/realtime/connections';
+import type { NegotiateResponse } from '@hatchery/core/realtime/protocol';
 import { startTestStack, type TestStack } from '../support/stack';
 import { connectHub, indexer, record, sleep, waitFor, wallet, type Hub } from './support';
 
@@ -30,7 +31,7 @@ describe('POST /hubs/events/negotiate', () => {
   it('answers negotiate version 1 with a WebSocket transport and a connection token', async () => {
     const response = await stack.get('/hubs/events/negotiate?negotiateVersion=1', { method: 'POST' });
     expect(response.status).toBe(200);
-    const body = await response.json();
+    const body = (await response.json()) as NegotiateResponse;
     expect(body).toEqual({
       negotiateVersion: 1,
       connectionId: expect.stringMatching(/^[A-Za-z0-9_-]{22}$/),
@@ -41,13 +42,13 @@ describe('POST /hubs/events/negotiate', () => {
   });
 
   it('answers version 0 without a token, and 422 for a version that is not a number', async () => {
-    const v0 = await (await stack.get('/hubs/events/negotiate', { method: 'POST' })).json();
+    const v0 = (await (await stack.get('/hubs/events/negotiate', { method: 'POST' })).json()) as NegotiateResponse;
     expect(v0.negotiateVersion).toBe(0);
     expect(v0.connectionToken).toBeUndefined();
     const bad = await stack.get('/hubs/events/negotiate?negotiateVersion=abc', { method: 'POST' });
     expect(bad.status).toBe(422);
     expect(bad.headers.get('content-type')).toBe('application/problem+json');
-    expect((await bad.json()).errors).toHaveProperty('negotiateVersion');
+    expect(((await bad.json()) as { errors: object }).errors).toHaveProperty('negotiateVersion');
   });
 });
 

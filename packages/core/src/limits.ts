@@ -20,6 +20,8 @@ export const limits = {
     fanOutConcurrency: 128,
     /** A failed-over listener resumes the saved forge cursor only when it is this fresh; older means the clients have given up (45 s). */
     listenerStateMaxAgeMs: 10 * 60_000,
+    /** More new fulfilments than this in one read is the indexer back-filling history, not events anyone waits for. */
+    backfillFulfilments: 1_000,
   },
   transientRetries: 3,
   transientMaxDelayMs: 5_000,

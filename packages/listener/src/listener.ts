@@ -4,7 +4,7 @@ import { config } from '@hatchery/core/config';
 import { isDatabaseUnavailable } from '@hatchery/core/errors';
 import { limits } from '@hatchery/core/limits';
 import { logger, type Logger } from '@hatchery/core/logger';
-import { notificationChannel, readFulfilments, readListingsSnapshot, sameSnapshot } from '@hatchery/core/realtime/changes';
+import { marketChange, notificationChannel, readFulfilments, readListingsSnapshot } from '@hatchery/core/realtime/changes';
 import { connectionStore, type ConnectionStore } from '@hatchery/core/realtime/connections';
 import { forgeFulfilledMessage, marketChangedMessage } from '@hatchery/core/realtime/events';
 import { hubConnections, managementClient, type HubConnections } from '@hatchery/core/realtime/management';
@@ -188,15 +188,15 @@ export class Listener {
     try {
       const previous = this.state;
       const forge = await readFulfilments(client, previous?.cursor);
-      for (const fulfilment of forge === 'absent' ? [] : forge.fresh) {
+      if (forge.fresh.length > limits.hub.backfillFulfilments) log.warn({ skipped: forge.fresh.length }, 'fulfilments back-filled by the indexer are not sent');
+      for (const fulfilment of forge.fresh.length > limits.hub.backfillFulfilments ? [] : forge.fresh) {
         const delivery = await send.toGroup(fulfilment.buyer, forgeFulfilledMessage(fulfilment));
         this.count('forgeFulfilled', delivery);
       }
       const snapshot = await readListingsSnapshot(client);
-      if (previous?.snapshot !== undefined && snapshot !== 'absent' && !sameSnapshot(previous.snapshot, snapshot)) {
-        this.count('marketChanged', await send.toAll(marketChangedMessage(snapshot)));
-      }
-      this.state = { snapshot, cursor: forge === 'absent' ? previous?.cursor : forge.cursor, readAt: Date.now() };
+      const changed = marketChange(previous?.snapshot, snapshot);
+      if (changed) this.count('marketChanged', await send.toAll(marketChangedMessage(changed)));
+      this.state = { snapshot, cursor: forge.cursor, readAt: Date.now() };
       await this.save(previous);
     } catch (error) {
       this.counters.failedReads++;

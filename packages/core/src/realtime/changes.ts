@@ -4,8 +4,8 @@ import type { ForgeFulfilled, MarketChanged } from './events';
 
 /**
  * What the listener reads from the indexer schema to detect events
- * (DESIGN.md "The listener"). A missing table (42P01) reads as 'absent',
- * never as an error: the indexer may not have created it yet.
+ * (DESIGN.md "The listener"). A missing table (42P01) is never an error: the
+ * indexer may not have created it yet.
  */
 /** The channel the indexer notifies on after each write (SPEC.md "Detection mechanism"). */
 export const notificationChannel = 'indexer_live_query';
@@ -23,27 +23,31 @@ export interface Fulfilment extends ForgeFulfilled {
   block: string;
 }
 
-async function orAbsent<T>(read: () => Promise<T>): Promise<T | 'absent'> {
+/** Served by the (status, updated_at_block) index the indexer creates. */
+export async function readListingsSnapshot(db: Queryable): Promise<ListingsSnapshot> {
   try {
-    return await read();
+    const { rows } = await db.query<{ count: number; maxBlock: string }>(
+      `SELECT count(*)::int AS count, coalesce(max(updated_at_block), 0)::text AS "maxBlock" FROM indexer.listings WHERE status = 'Active'`,
+    );
+    return { count: rows[0]?.count ?? 0, maxBlock: rows[0]?.maxBlock ?? '0' };
   } catch (error) {
     if (isMissingRelation(error)) return 'absent';
     throw error;
   }
 }
 
-/** Served by the (status, updated_at_block) index the indexer creates. */
-export function readListingsSnapshot(db: Queryable): Promise<ListingsSnapshot> {
-  return orAbsent(async () => {
-    const { rows } = await db.query<{ count: number; maxBlock: string }>(
-      `SELECT count(*)::int AS count, coalesce(max(updated_at_block), 0)::text AS "maxBlock" FROM indexer.listings WHERE status = 'Active'`,
-    );
-    return { count: rows[0]?.count ?? 0, maxBlock: rows[0]?.maxBlock ?? '0' };
-  });
-}
+const emptyListings: MarketChanged = { count: 0, maxBlock: '0' };
 
-export const sameSnapshot = (a: ListingsSnapshot, b: ListingsSnapshot) =>
-  a === 'absent' || b === 'absent' ? a === b : a.count === b.count && a.maxBlock === b.maxBlock;
+/**
+ * The marketChanged a new snapshot calls for, if any. A missing table sends
+ * nothing and counts as no listings, which is what the listings endpoint
+ * answers for it, so a table appearing empty is no change either.
+ */
+export function marketChange(previous: ListingsSnapshot | undefined, next: ListingsSnapshot): MarketChanged | undefined {
+  if (previous === undefined || next === 'absent') return undefined;
+  const before = previous === 'absent' ? emptyListings : previous;
+  return before.count === next.count && before.maxBlock === next.maxBlock ? undefined : next;
+}
 
 type FulfilmentRow = { requestId: string; buyer: string; tokenId: string | null; editionId: string | null; block: string };
 
@@ -72,20 +76,22 @@ export function advanceCursor(cursor: ForgeCursor, rows: readonly Fulfilment[]):
   return { cursor: { block, seen: rows.filter((row) => row.block === block).map((row) => row.requestId) }, fresh };
 }
 
+/** The cursor for a table that does not exist yet: every fulfilment it comes to hold is new. */
+const beforeAnyBlock: ForgeCursor = { block: '0', seen: [] };
+
 /**
  * Newly fulfilled forge requests since the cursor, in block order. Without a
  * cursor (first read) it only places one at the newest fulfilment block:
  * fulfilments from before the listener started are history, not events.
  */
-export function readFulfilments(db: Queryable, cursor: ForgeCursor | undefined): Promise<{ cursor: ForgeCursor; fresh: Fulfilment[] } | 'absent'> {
-  return orAbsent(async () => {
+export async function readFulfilments(db: Queryable, cursor: ForgeCursor | undefined): Promise<{ cursor: ForgeCursor; fresh: Fulfilment[] }> {
+  try {
     if (!cursor) {
       const { rows } = await db.query<FulfilmentRow>(
         `SELECT ${fulfilmentColumns} FROM indexer.forge_requests
          WHERE status = 'Fulfilled' AND fulfilled_at_block = (SELECT max(fulfilled_at_block) FROM indexer.forge_requests WHERE status = 'Fulfilled')`,
       );
-      const block = rows[0]?.block ?? '0';
-      return { cursor: { block, seen: rows.map((row) => row.requestId) }, fresh: [] };
+      return { cursor: rows[0] ? { block: rows[0].block, seen: rows.map((row) => row.requestId) } : beforeAnyBlock, fresh: [] };
     }
     const { rows } = await db.query<FulfilmentRow>(
       `SELECT ${fulfilmentColumns} FROM indexer.forge_requests
@@ -93,5 +99,8 @@ export function readFulfilments(db: Queryable, cursor: ForgeCursor | undefined):
       [cursor.block],
     );
     return advanceCursor(cursor, rows.map(toFulfilment));
-  });
+  } catch (error) {
+    if (isMissingRelation(error)) return { cursor: cursor ?? beforeAnyBlock, fresh: [] };
+    throw error;
+  }
 }

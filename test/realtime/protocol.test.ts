@@ -1,0 +1,233 @@
+import { once } from 'node:events';
+import {
+  ApiGatewayManagementApiClient,
+  DeleteConnectionCommand,
+  GetConnectionCommand,
+  GoneException,
+  PostToConnectionCommand,
+} from '@aws-sdk/client-apigatewaymanagementapi';
+import { WebSocket } from 'ws';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createIndexerSchema } from '@hatchery/core/indexer/schema';
+import { connectionStore } from '@hatchery/core/realtime/connections';
+import { startTestStack, type TestStack } from '../support/stack';
+import { indexer, waitFor, wallet } from './support';
+
+/** The wire, byte for byte, with a plain WebSocket client. */
+const RS = '\u001e';
+let stack: TestStack;
+let writes: ReturnType<typeof indexer>;
+let management: ApiGatewayManagementApiClient;
+const store = connectionStore();
+const sockets: WebSocket[] = [];
+
+beforeAll(async () => {
+  stack = await startTestStack({ env: { CORS_ORIGINS: 'https://app.example.com' } });
+  writes = indexer(stack);
+  await createIndexerSchema(writes.pool);
+  management = new ApiGatewayManagementApiClient({ endpoint: stack.url, region: 'us-east-1', credentials: { accessKeyId: 'local', secretAccessKey: 'local' } });
+});
+afterAll(async () => {
+  for (const socket of sockets) socket.terminate();
+  management?.destroy();
+  await writes?.end();
+  await stack?.stop();
+});
+
+interface Raw {
+  socket: WebSocket;
+  id: string;
+  inbox: string[];
+  closed: Promise<number>;
+  send(text: string): void;
+  /** The next message not yet taken. */
+  next(): Promise<string>;
+}
+
+async function raw(options: { handshake?: boolean; headers?: Record<string, string> } = {}): Promise<Raw> {
+  const before = new Set(stack.hub.connections.keys());
+  const socket = new WebSocket(`${stack.url.replace('http', 'ws')}/hubs/events`, { headers: options.headers });
+  sockets.push(socket);
+  const inbox: string[] = [];
+  let taken = 0;
+  socket.on('message', (data) => inbox.push(data.toString()));
+  const closed = new Promise<number>((resolve) => socket.on('close', (code) => resolve(code)));
+  await once(socket, 'open');
+  const id = [...stack.hub.connections.keys()].find((key) => !before.has(key))!;
+  const client: Raw = {
+    socket,
+    id,
+    inbox,
+    closed,
+    send: (text) => socket.send(text),
+    next: async () => {
+      await waitFor(() => inbox.length > taken, 'a message from the hub', 5_000);
+      return inbox[taken++]!;
+    },
+  };
+  if (options.handshake !== false) {
+    client.send(`{"protocol":"json","version":1}${RS}`);
+    expect(await client.next()).toBe(`{}${RS}`);
+  }
+  return client;
+}
+
+/** An upgrade the gateway refuses: its HTTP status and body. */
+function refusal(path: string, headers: Record<string, string> = {}): Promise<{ status: number; body: string }> {
+  return new Promise((resolve, reject) => {
+    const socket = new WebSocket(`${stack.url.replace('http', 'ws')}${path}`, { headers });
+    socket.on('open', () => reject(new Error('the upgrade was accepted')));
+    socket.on('error', () => undefined);
+    socket.on('unexpected-response', (_request, response) => {
+      let body = '';
+      response.on('data', (chunk: Buffer) => (body += chunk.toString()));
+      response.on('end', () => resolve({ status: response.statusCode ?? 0, body }));
+    });
+  });
+}
+
+describe('the handshake', () => {
+  it('answers {} to json version 1, then a ping with a ping', async () => {
+    const client = await raw();
+    client.send(`{"type":6}${RS}`);
+    expect(await client.next()).toBe(`{"type":6}${RS}`);
+  });
+
+  it('answers an error and closes for another protocol or version', async () => {
+    for (const [request, error] of [
+      ['{"protocol":"messagepack","version":1}', "The protocol 'messagepack' is not supported."],
+      ['{"protocol":"json","version":2}', "The server does not support version 2 of the 'json' protocol."],
+    ] as const) {
+      const client = await raw({ handshake: false });
+      client.send(`${request}${RS}`);
+      expect(JSON.parse((await client.next()).slice(0, -1))).toEqual({ error });
+      await client.closed;
+    }
+  });
+});
+
+describe('messages', () => {
+  it.each([
+    ['not JSON', `{nope${RS}`],
+    ['a record without its separator', '{"type":6}'],
+    ['a record without a numeric type', `{"type":"1","target":"Subscribe","arguments":[]}${RS}`],
+    ['an invocation without a target', `{"type":1,"invocationId":"1","arguments":[]}${RS}`],
+    ['a JSON array', `[1,2]${RS}`],
+  ])('closes the connection with an error on %s, and forgets it', async (_name, frame) => {
+    const client = await raw();
+    client.send(frame);
+    const close = JSON.parse((await client.next()).slice(0, -1)) as { type: number; error: string; allowReconnect: boolean };
+    expect(close).toEqual({ type: 7, error: expect.stringMatching(/^Connection closed with an error: .+\.$/), allowReconnect: false });
+    expect(close.error).not.toMatch(/at .*\.ts|Error:|SELECT/);
+    await client.closed;
+    await waitFor(async () => !(await ids(store.all())).includes(client.id), 'the connection item to go');
+  });
+
+  it('answers completions for invocations with an id, with the reason for a failed one', async () => {
+    const client = await raw();
+    const invoke = async (id: string, target: string, args: unknown[]) => {
+      client.send(`${JSON.stringify({ type: 1, invocationId: id, target, arguments: args })}${RS}`);
+      return JSON.parse((await client.next()).slice(0, -1)) as Record<string, unknown>;
+    };
+    expect(await invoke('1', 'Subscribe', [wallet(30)])).toEqual({ type: 3, invocationId: '1' });
+    expect(await invoke('2', 'Subscribe', ['0xnope'])).toEqual({ type: 3, invocationId: '2', error: 'Invalid address.' });
+    expect(await invoke('3', 'Unsubscribe', [12])).toEqual({ type: 3, invocationId: '3', error: 'Invalid address.' });
+    expect(await invoke('4', 'Subscribe', [wallet(30), wallet(31)])).toEqual({
+      type: 3,
+      invocationId: '4',
+      error: "Failed to invoke 'Subscribe': it takes exactly 1 argument, 2 given.",
+    });
+    expect(await invoke('5', 'SendMessage', ['hi'])).toEqual({ type: 3, invocationId: '5', error: "Unknown hub method 'SendMessage'." });
+    expect(await invoke('6', 'constructor', [wallet(30)])).toEqual({ type: 3, invocationId: '6', error: "Unknown hub method 'constructor'." });
+    expect(await invoke('7', 'Unsubscribe', [wallet(30)])).toEqual({ type: 3, invocationId: '7' });
+    expect(client.socket.readyState).toBe(WebSocket.OPEN);
+  });
+
+  it('runs an invocation without an id and answers nothing, not even for a bad address', async () => {
+    const client = await raw();
+    client.send(`{"type":1,"target":"Subscribe","arguments":["bad"]}${RS}{"type":1,"target":"Subscribe","arguments":["${wallet(32)}"]}${RS}{"type":6}${RS}`);
+    // Several records in one message are answered in one message, here only the ping.
+    expect(await client.next()).toBe(`{"type":6}${RS}`);
+    expect(await ids(store.group(wallet(32)))).toEqual([client.id]);
+    const fulfilment = await writes.fulfilFor(wallet(32));
+    const event = JSON.parse((await client.next()).slice(0, -1));
+    expect(event).toEqual({ type: 1, target: 'forgeFulfilled', arguments: [fulfilment] });
+  });
+
+  it('ignores messages a server has nothing to do for, and closes when the client sends close', async () => {
+    const client = await raw();
+    client.send(`{"type":3,"invocationId":"1"}${RS}{"type":5,"invocationId":"1"}${RS}{"type":99}${RS}{"type":6}${RS}`);
+    expect(await client.next()).toBe(`{"type":6}${RS}`);
+    client.send(`{"type":7}${RS}`);
+    await client.closed;
+  });
+});
+
+describe('$connect', () => {
+  it('refuses a connection id that negotiate did not issue, with problem+json', async () => {
+    const refused = await refusal('/hubs/events?id=not-a-token!');
+    expect(refused.status).toBe(422);
+    expect(JSON.parse(refused.body)).toMatchObject({ status: 422, errors: { id: [expect.any(String)] } });
+  });
+
+  it('accepts the token negotiate issued', async () => {
+    const { connectionToken } = (await (await stack.get('/hubs/events/negotiate?negotiateVersion=1', { method: 'POST' })).json()) as { connectionToken: string };
+    const socket = new WebSocket(`${stack.url.replace('http', 'ws')}/hubs/events?id=${connectionToken}`);
+    sockets.push(socket);
+    await once(socket, 'open');
+  });
+
+  it('refuses a browser page from an origin the CORS settings do not allow, and accepts allowed and same origins', async () => {
+    const blocked = await refusal('/hubs/events', { Origin: 'https://evil.example.net' });
+    expect(blocked.status).toBe(403);
+    expect(JSON.parse(blocked.body)).toMatchObject({ status: 403, title: 'Forbidden' });
+    await raw({ headers: { Origin: 'https://app.example.com' } });
+    await raw({ headers: { Origin: stack.url } });
+  });
+
+  it('has no WebSocket endpoint on other paths', async () => {
+    expect((await refusal('/hubs/other')).status).toBe(404);
+  });
+
+  it('passes API Gateway’s event shape to the handlers', async () => {
+    const client = await raw();
+    const connection = stack.hub.connections.get(client.id)!;
+    expect(client.id).toMatch(/^[A-Za-z0-9+/]{15}=$/);
+    expect(connection.sourceIp).toBe('127.0.0.1');
+  });
+});
+
+describe('the management API through the AWS SDK', () => {
+  it('POST sends to the connection, GET describes it, DELETE closes it', async () => {
+    const client = await raw();
+    await management.send(new PostToConnectionCommand({ ConnectionId: client.id, Data: new TextEncoder().encode(`{"type":6}${RS}`) }));
+    expect(await client.next()).toBe(`{"type":6}${RS}`);
+
+    const described = await management.send(new GetConnectionCommand({ ConnectionId: client.id }));
+    expect(described.ConnectedAt).toBeInstanceOf(Date);
+    expect(described.LastActiveAt!.getTime()).toBeGreaterThanOrEqual(described.ConnectedAt!.getTime());
+    expect(described.Identity?.SourceIp).toBe('127.0.0.1');
+
+    await management.send(new DeleteConnectionCommand({ ConnectionId: client.id }));
+    await client.closed;
+    await waitFor(async () => !(await ids(store.all())).includes(client.id), 'the $disconnect handler');
+  });
+
+  it('answers GoneException (410) for an unknown connection', async () => {
+    for (const command of [
+      new PostToConnectionCommand({ ConnectionId: 'NoSuchConnectn=', Data: new TextEncoder().encode('x') }),
+      new GetConnectionCommand({ ConnectionId: 'NoSuchConnectn=' }),
+      new DeleteConnectionCommand({ ConnectionId: 'NoSuchConnectn=' }),
+    ]) {
+      const error = await management.send(command as never).then(() => undefined, (reason: unknown) => reason);
+      expect(error).toBeInstanceOf(GoneException);
+      expect((error as GoneException).$metadata.httpStatusCode).toBe(410);
+    }
+  });
+});
+
+async function ids(pages: AsyncIterable<string[]>): Promise<string[]> {
+  const all: string[] = [];
+  for await (const page of pages) all.push(...page);
+  return all;
+}
