@@ -1,9 +1,16 @@
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { Writable } from 'node:stream';
+import * as esbuild from 'esbuild';
 import { pino } from 'pino';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createIndexerSchema } from '@hatchery/core/indexer/schema';
 import { connectionStore } from '@hatchery/core/realtime/connections';
 import { Listener, type ListenerOptions } from '@hatchery/listener/listener';
+import { buildOptions } from '../../packages/listener/build.mjs';
 import { startTestStack, type TestStack } from '../support/stack';
 import { connectHub, indexer, record, sleep, waitFor, wallet, type Hub } from './support';
 
@@ -176,6 +183,47 @@ describe('the listener', () => {
     expect(await all(store.all())).not.toContain('GhostConnectn0=');
     expect(await all(store.group(wallet(6)))).not.toContain('GhostConnectn0=');
     expect(await all(store.group(wallet(6)))).toHaveLength(1);
+  });
+});
+
+describe('the container entry point', () => {
+  it('runs bundled as the Dockerfile builds it, delivers events, and stops on SIGTERM releasing the lock', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'hatchery-listener-'));
+    try {
+      await esbuild.build(buildOptions(join(dir, 'listener.mjs')));
+      const child = spawn(process.execPath, [join(dir, 'listener.mjs')], {
+        env: {
+          PATH: process.env.PATH,
+          DATABASE_URL: stack.databaseUrl,
+          WEBSOCKET_MANAGEMENT_ENDPOINT: stack.url,
+          DYNAMODB_ENDPOINT: stack.dynamoEndpoint,
+          AWS_REGION: 'us-east-1',
+          AWS_ACCESS_KEY_ID: 'local',
+          AWS_SECRET_ACCESS_KEY: 'local',
+          LOG_LEVEL: 'info',
+        },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      const logged: string[] = [];
+      child.stdout.on('data', (chunk: Buffer) => logged.push(...chunk.toString('utf8').split('\n').filter(Boolean)));
+      const exited = once(child, 'exit') as Promise<[number | null, string | null]>;
+      try {
+        await waitFor(() => logged.some((line) => line.includes('"listener is leading"')), 'the bundled listener to lead', 15_000);
+        const client = await subscribed(wallet(7));
+        const fulfilment = await writes.fulfilFor(wallet(7));
+        await waitFor(() => client.forge.length === 1, 'an event from the bundled listener');
+        expect(client.forge).toEqual([fulfilment]);
+      } finally {
+        child.kill('SIGTERM');
+      }
+      expect(await exited).toEqual([0, null]);
+      expect(logged.some((line) => line.includes('"listener stopping"'))).toBe(true);
+      // The lock went with its session: another listener leads at once.
+      const next = startListener();
+      await leading(next);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 });
 

@@ -115,7 +115,7 @@ export class Listener {
       try {
         await this.lead();
       } catch (error) {
-        this.options.log.warn({ err: error }, 'listener lost its database session');
+        this.options.log.warn({ err: error }, 'listener database session ended');
       }
       if (!this.stopped) await this.pause(this.options.reconnectMs);
     }
