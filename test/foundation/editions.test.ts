@@ -125,8 +125,8 @@ describe('GET /editions', () => {
     const text = await response.text();
     expect(response.status).toBe(200);
     expect(text).not.toMatch(/SELECT|indexer\.|at .*\.ts/);
-    const [{ count }] = await stack.sql<{ count: string }>('SELECT count(*) FROM indexer.editions');
-    expect(Number(count)).toBe(editionCount);
+    const [row] = await stack.sql<{ count: string }>('SELECT count(*) FROM indexer.editions');
+    expect(Number(row?.count)).toBe(editionCount);
   });
 
   it('sends CORS headers only to allowed origins', async () => {
