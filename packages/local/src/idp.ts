@@ -1,6 +1,7 @@
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { exportJWK, generateKeyPair, importJWK, SignJWT, type JWK } from 'jose';
+import { issuerFor } from '@hatchery/core/accounts/identity';
 
 /**
  * The local identity provider: an RS256 key pair kept in the data folder (so
@@ -33,8 +34,6 @@ async function loadOrCreateKey(keyFile: string): Promise<JWK> {
     return jwk;
   }
 }
-
-export const issuerFor = (projectId: string) => `https://securetoken.google.com/${projectId}`;
 
 export async function localIdentityProvider(options: { keyFile: string; projectId: string }): Promise<LocalIdentityProvider> {
   const privateJwk = await loadOrCreateKey(options.keyFile);
