@@ -18,6 +18,7 @@ const sections: Record<string, BenchSection> = {
   editions: editionsBench,
   accounts: accountsBench,
   'cold-start': coldStartBench,
+  realtime: (context) => import('./realtime').then(({ realtimeBench }) => realtimeBench(context)),
 };
 
 const concurrency = Number(process.env.BENCH_CONCURRENCY ?? 16);
