@@ -18,6 +18,7 @@ const sections: Record<string, BenchSection> = {
   editions: editionsBench,
   accounts: accountsBench,
   'cold-start': coldStartBench,
+  indexed: (context) => import('./indexed').then(({ indexedBench }) => indexedBench(context)),
   realtime: (context) => import('./realtime').then(({ realtimeBench }) => realtimeBench(context)),
 };
 
