@@ -17,7 +17,8 @@ export function corsHeaders(event: HttpEvent): Record<string, string> {
 
 export const preflightHeaders = {
   'access-control-allow-methods': 'GET,POST,DELETE,OPTIONS',
-  'access-control-allow-headers': 'authorization,content-type',
+  // The SignalR browser client adds the last two to its negotiate request.
+  'access-control-allow-headers': 'authorization,content-type,x-requested-with,x-signalr-user-agent',
   'access-control-max-age': '600',
 };
 
