@@ -82,7 +82,7 @@ describe('GET /transparency/summary', () => {
     expect(summaryRounds()).toBe(1);
   });
 
-  it('answers 503 problem+json while the database is stopped, caches no failure, and recovers once it is back', async () => {
+  it('answers 503 problem+json while the database is stopped (a list too), caches no failure, and recovers once it is back', async () => {
     await stack.postgres!.stop();
     try {
       pastCacheLifetime();
@@ -94,6 +94,9 @@ describe('GET /transparency/summary', () => {
         expect(body).toStrictEqual({ title: 'Service unavailable', status: 503, detail: expect.any(String), instance: '/transparency/summary' });
         expect(JSON.stringify(body)).not.toMatch(/ECONNREFUSED|127\.0\.0\.1|SELECT|at /);
       }
+      const list = await getJson(stack, '/transparency/sales');
+      expect(list.status).toBe(503);
+      expect(list.headers.get('content-type')).toBe('application/problem+json');
     } finally {
       await stack.postgres!.start();
     }
