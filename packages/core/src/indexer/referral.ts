@@ -37,7 +37,7 @@ export async function getReferralInfo(address: string): Promise<ReferralInfoDto>
   return toReferralInfoDto(row);
 }
 
-export function toReferralInfoDto(row: ReferralRow): ReferralInfoDto {
+function toReferralInfoDto(row: ReferralRow): ReferralInfoDto {
   return {
     ...(row.code !== null && { code: row.code }),
     ...(row.upline !== null && { upline: row.upline }),

@@ -22,10 +22,10 @@ const summarySql = `SELECT s."salesCount", s."totalVolume", n."nftCount", e."edi
        (SELECT count(*) AS "editionCount" FROM indexer.editions) e,
        (SELECT coalesce(sum(value), 0)::text AS "totalTokenTransferred" FROM indexer.token_transfers) t`;
 
-export const emptySummary: SummaryDto = { salesCount: 0, totalVolume: '0', nftCount: 0, editionCount: 0, totalTokenTransferred: '0' };
+const emptySummary: SummaryDto = { salesCount: 0, totalVolume: '0', nftCount: 0, editionCount: 0, totalTokenTransferred: '0' };
 
 /** The five totals, straight from the database; zeros before the indexer has created its tables. */
-export async function readSummary(): Promise<SummaryDto> {
+async function readSummary(): Promise<SummaryDto> {
   try {
     const [row] = await query<SummaryRow>(summarySql);
     if (!row) return emptySummary;
