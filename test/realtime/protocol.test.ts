@@ -163,6 +163,22 @@ describe('messages', () => {
   });
 });
 
+describe('negotiate from a browser page', () => {
+  it('passes CORS preflight with the SignalR client’s headers, for an allowed origin only', async () => {
+    const preflight = (origin: string) =>
+      stack.get('/hubs/events/negotiate?negotiateVersion=1', {
+        method: 'OPTIONS',
+        headers: { Origin: origin, 'Access-Control-Request-Method': 'POST', 'Access-Control-Request-Headers': 'x-requested-with,x-signalr-user-agent' },
+      });
+    const allowed = await preflight('https://app.example.com');
+    expect(allowed.headers.get('access-control-allow-origin')).toBe('https://app.example.com');
+    expect(allowed.headers.get('access-control-allow-headers')?.split(',')).toEqual(expect.arrayContaining(['x-requested-with', 'x-signalr-user-agent']));
+    expect((await preflight('https://evil.example.net')).headers.get('access-control-allow-origin')).toBeNull();
+    const negotiated = await stack.get('/hubs/events/negotiate?negotiateVersion=1', { method: 'POST', headers: { Origin: 'https://app.example.com' } });
+    expect(negotiated.headers.get('access-control-allow-origin')).toBe('https://app.example.com');
+  });
+});
+
 describe('$connect', () => {
   it('refuses a connection id that negotiate did not issue, with problem+json', async () => {
     const refused = await refusal('/hubs/events?id=not-a-token!');

@@ -17,7 +17,7 @@ export const limits = {
     messageBytes: 128 * 1024,
     managementPayloadBytes: 128 * 1024,
     groupsPerConnection: 100,
-    fanOutConcurrency: 128,
+    fanOutConcurrency: 64,
     /** A failed-over listener resumes the saved forge cursor only when it is this fresh; older means the clients have given up (45 s). */
     listenerStateMaxAgeMs: 10 * 60_000,
     /** More new fulfilments than this in one read is the indexer back-filling history, not events anyone waits for. */

