@@ -131,10 +131,10 @@ async function simulate(): Promise<void> {
       return `listed token ${id}  → marketChanged`;
     },
     async () => {
-      const id = requestId++;
-      open.push(id);
-      await activity.requestForge({ requestId: String(id), buyer: wallet, tier: Number(id % 3n) + 1, block: String(block) });
-      return `forge request ${id} by ${wallet}`;
+      const ids = [requestId++, requestId++];
+      for (const id of ids) await activity.requestForge({ requestId: String(id), buyer: wallet, tier: Number(id % 3n) + 1, block: String(block) });
+      open.push(...ids);
+      return `forge requests ${ids.join(', ')} by ${wallet}`;
     },
     async () => {
       const id = listed.shift();
@@ -148,7 +148,7 @@ async function simulate(): Promise<void> {
       for (const id of fulfilled) {
         await activity.fulfil({ requestId: String(id), buyer: wallet, tokenId: String(tokenId++), editionId: String(1n + (id % 40n)), block: String(block) });
       }
-      return fulfilled.length ? `fulfilled forge request(s) ${fulfilled.join(', ')}  → forgeFulfilled to ${wallet}` : 'nothing to fulfil';
+      return fulfilled.length ? `fulfilled forge request(s) ${fulfilled.join(', ')} in two commits  → forgeFulfilled to ${wallet}` : 'nothing to fulfil';
     },
   ];
 
