@@ -39,8 +39,10 @@ export async function forEachBounded<T>(pages: AsyncIterable<T[]>, concurrency: 
 /** Sends one message to a set of connections through the management API, forgetting those that are gone. */
 export function fanOut(options: { connections: HubConnections; store: ConnectionStore; concurrency: number; log: Logger }) {
   const { connections, store, concurrency, log } = options;
-  const deliver = async (recipients: AsyncIterable<string[]>, data: string): Promise<Delivery> => {
+  const encoder = new TextEncoder();
+  const deliver = async (recipients: AsyncIterable<string[]>, message: string): Promise<Delivery> => {
     const delivery: Delivery = { sent: 0, gone: 0, failed: 0 };
+    const data = encoder.encode(message);
     await forEachBounded(recipients, concurrency, async (connectionId) => {
       try {
         if ((await connections.post(connectionId, data)) === 'sent') {

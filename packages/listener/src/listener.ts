@@ -190,6 +190,8 @@ export class Listener {
         const delivery = await send.toGroup(fulfilment.buyer, forgeFulfilledMessage(fulfilment));
         this.count('forgeFulfilled', delivery);
       }
+      // The cursor moves as soon as its events are out, so a failure below cannot send them twice.
+      this.state = { snapshot: previous?.snapshot, cursor: forge.cursor, readAt: Date.now() };
       const snapshot = await readListingsSnapshot(client);
       const changed = marketChange(previous?.snapshot, snapshot);
       if (changed) this.count('marketChanged', await send.toAll(marketChangedMessage(changed)));

@@ -13,7 +13,7 @@ import { config } from '../config';
  */
 export interface HubConnections {
   /** 'gone' when API Gateway no longer knows the connection. */
-  post(connectionId: string, data: string): Promise<'sent' | 'gone'>;
+  post(connectionId: string, data: string | Uint8Array): Promise<'sent' | 'gone'>;
   close(connectionId: string): Promise<void>;
 }
 
@@ -49,7 +49,7 @@ export function hubConnections(client: ApiGatewayManagementApiClient): HubConnec
   return {
     async post(connectionId, data) {
       try {
-        await client.send(new PostToConnectionCommand({ ConnectionId: connectionId, Data: encoder.encode(data) }));
+        await client.send(new PostToConnectionCommand({ ConnectionId: connectionId, Data: typeof data === 'string' ? encoder.encode(data) : data }));
         return 'sent';
       } catch (error) {
         if (isGone(error)) return 'gone';
