@@ -1,7 +1,11 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { createServer } from 'node:http';
+import { limits } from '@hatchery/core/limits';
 import { connectionStore } from '@hatchery/core/realtime/connections';
 import { notificationChannel, readListingsSnapshot } from '@hatchery/core/realtime/changes';
 import { marketChangedMessage } from '@hatchery/core/realtime/events';
+import { hubConnections, managementClient } from '@hatchery/core/realtime/management';
+import { forEachBounded } from '@hatchery/listener/fan-out';
 import { hubPath } from '@hatchery/functions/routes/realtime';
 import type { BenchSection } from './context';
 
@@ -129,6 +133,26 @@ async function waitUntil(check: () => Promise<boolean>, timeoutMs: number): Prom
   while (!(await check()) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 250));
 }
 
+/** The AWS SDK's own cost: the same PostToConnection calls, as the listener makes them, to a server that only answers 200. */
+async function sdkAlone(count: number): Promise<number> {
+  const server = createServer((request, response) => request.resume().on('end', () => response.end()));
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const address = server.address();
+  const port = typeof address === 'object' && address ? address.port : 0;
+  const connections = hubConnections(managementClient(`http://127.0.0.1:${port}`, limits.hub.fanOutConcurrency));
+  const data = new TextEncoder().encode(marketChangedMessage({ count: 0, maxBlock: '0' }));
+  async function* ids() {
+    yield Array.from({ length: count }, (_, i) => `Connection${String(i).padStart(5, '0')}=`);
+  }
+  await forEachBounded(ids(), limits.hub.fanOutConcurrency, async (id) => void (await connections.post(id, data)));
+  const started = performance.now();
+  await forEachBounded(ids(), limits.hub.fanOutConcurrency, async (id) => void (await connections.post(id, data)));
+  const elapsed = performance.now() - started;
+  server.closeAllConnections();
+  server.close();
+  return elapsed;
+}
+
 const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? NaN;
 const ms = (n: number) => (Number.isFinite(n) ? n.toFixed(1) : '—').padStart(9);
 
@@ -164,7 +188,7 @@ export const realtimeBench: BenchSection = async ({ stack, sql }) => {
   try {
     console.log('\nRealtime: marketChanged fan-out (NOTIFY → every client has the event)');
     console.log(
-      `${'clients'.padStart(8)} ${'connect s'.padStart(9)} ${'rounds'.padStart(6)} ${'first ms'.padStart(9)} ${'p50 ms'.padStart(9)} ${'last ms'.padStart(9)} ${'missed'.padStart(6)} | ${'SQL read'.padStart(9)} ${'Dynamo ids'.padStart(10)} ${'ws.send'.padStart(9)} | ${'last/ws.send'.padStart(12)}`,
+      `${'clients'.padStart(8)} ${'connect s'.padStart(9)} ${'rounds'.padStart(6)} ${'first ms'.padStart(9)} ${'p50 ms'.padStart(9)} ${'last ms'.padStart(9)} ${'missed'.padStart(6)} | ${'SQL read'.padStart(9)} ${'Dynamo ids'.padStart(10)} ${'SDK alone'.padStart(9)} ${'ws.send'.padStart(9)} | ${'last/ws.send'.padStart(12)}`,
     );
     let connected = 0;
     for (const size of sizes) {
@@ -202,14 +226,16 @@ export const realtimeBench: BenchSection = async ({ stack, sql }) => {
       const frame = marketChangedMessage({ count: 0, maxBlock: '0' });
       await Promise.all([...stack.hub.connections.values()].map((connection) => new Promise((resolve) => connection.socket.send(frame, resolve))));
       const t3 = performance.now();
+      const sdk = await sdkAlone(connected);
       const median = (values: number[]) => percentile([...values].sort((a, b) => a - b), 50);
       console.log(
-        `${String(connected).padStart(8)} ${connectSeconds.toFixed(1).padStart(9)} ${String(rounds).padStart(6)} ${ms(median(firsts))} ${ms(median(medians))} ${ms(median(lasts))} ${String(missed).padStart(6)} | ${ms(t1 - t0)} ${ms(t2 - t1).padStart(10)} ${ms(t3 - t2)} | ${((median(lasts) / (t3 - t2)) || 0).toFixed(1).padStart(12)}`,
+        `${String(connected).padStart(8)} ${connectSeconds.toFixed(1).padStart(9)} ${String(rounds).padStart(6)} ${ms(median(firsts))} ${ms(median(medians))} ${ms(median(lasts))} ${String(missed).padStart(6)} | ${ms(t1 - t0)} ${ms(t2 - t1).padStart(10)} ${ms(sdk)} ${ms(t3 - t2)} | ${((median(lasts) / (t3 - t2)) || 0).toFixed(1).padStart(12)}`,
       );
       if (ids < connected) console.log(`  (DynamoDB listed ${ids} of ${connected} connections)`);
     }
     console.log(`(median of ${rounds} rounds; goal: 10,000 clients within 2000 ms. Parts measured alone: the listener's listings read, listing every`);
-    console.log(' connection id from DynamoDB, and ws.send of the frame to every socket in the gateway: the floor without the management API)');
+    console.log(' connection id from DynamoDB, the AWS SDK posting to that many connections of a server that only answers 200, and');
+    console.log(' ws.send of the frame to every socket in the gateway: the floor without the management API)');
   } finally {
     clients.close();
   }
