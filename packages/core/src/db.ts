@@ -72,6 +72,10 @@ export async function query<Row extends pg.QueryResultRow>(text: string, values:
 export async function transaction<T>(work: (client: Queryable) => Promise<T>): Promise<T> {
   return withRetry(async () => {
     const client = await db().connect();
+    // A checked-out client reports a lost connection as an 'error' event; unhandled, it would end the process.
+    // The pending query rejects with the same failure, which the retry below handles.
+    const ignoreLostConnection = () => undefined;
+    client.on('error', ignoreLostConnection);
     let broken = false;
     try {
       await client.query('BEGIN');
@@ -83,6 +87,7 @@ export async function transaction<T>(work: (client: Queryable) => Promise<T>): P
       if (!broken) await client.query('ROLLBACK').catch(() => undefined);
       throw error;
     } finally {
+      client.off('error', ignoreLostConnection);
       // A client whose connection failed is destroyed rather than returned to the pool.
       client.release(broken);
     }
