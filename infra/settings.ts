@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { configSchema, linkedResources } from '@hatchery/core/config';
 
 const flag = z.enum(['true', 'false']).default('false').transform((value) => value === 'true');

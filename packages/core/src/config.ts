@@ -1,6 +1,6 @@
 import { createDecipheriv } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { z } from 'zod';
+import * as z from 'zod';
 
 const list = z
   .string()

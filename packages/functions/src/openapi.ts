@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { errorKinds } from '@hatchery/core/errors';
 import { httpRoutes, type HttpRoute } from './routes';
 import { problemSchema } from './schemas';

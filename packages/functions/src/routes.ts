@@ -1,4 +1,4 @@
-import type { z } from 'zod';
+import type * as z from 'zod';
 import type { InputSchemas } from './middleware/validate-input';
 import { accountRoutes } from './routes/accounts';
 import { foundationRoutes } from './routes/foundation';

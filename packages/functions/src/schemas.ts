@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { patterns } from '@hatchery/core/limits';
 
 /** The path parameter of every `{address}` route. */

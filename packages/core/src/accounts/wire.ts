@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { addressString } from '../indexer/wire';
 import { limits, patterns } from '../limits';
 

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 
 /** On-chain big integers travel as decimal strings of up to 78 digits (SPEC.md "General wire rules"). */
 export const bigIntString = z.string().regex(/^-?[0-9]{1,78}$/);

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { bigIntString } from '../indexer/wire';
 import { messages } from './protocol';
 

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { z } from 'zod';
+import * as z from 'zod';
 
 /**
  * The SignalR JSON hub protocol, version 1, as far as the hub speaks it

@@ -1,5 +1,5 @@
 import middy from '@middy/core';
-import type { z } from 'zod';
+import type * as z from 'zod';
 import { cors } from '../middleware/cors';
 import { jsonResponse } from '../middleware/json-response';
 import { problemDetails } from '../middleware/problem-details';

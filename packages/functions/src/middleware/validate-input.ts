@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { AppError, type FieldErrors } from '@hatchery/core/errors';
 import type { HttpMiddleware } from './types';
 
