@@ -14,15 +14,18 @@ function awsError(response: ServerResponse, status: number, type: string, messag
   response.end(JSON.stringify({ message }));
 }
 
-async function readBody(request: IncomingMessage, maxBytes: number): Promise<Buffer | undefined> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of request) {
-    size += (chunk as Buffer).length;
-    if (size > maxBytes) return undefined;
-    chunks.push(chunk as Buffer);
-  }
-  return Buffer.concat(chunks);
+/** The request's body, or undefined past `maxBytes`; plain stream events, which cost less per request than `for await`. */
+function readBody(request: IncomingMessage, maxBytes: number): Promise<Buffer | undefined> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    request.on('data', (chunk: Buffer) => {
+      size += chunk.length;
+      if (size <= maxBytes) chunks.push(chunk);
+    });
+    request.once('end', () => resolve(size > maxBytes ? undefined : chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks)));
+    request.once('error', reject);
+  });
 }
 
 /**
@@ -53,8 +56,8 @@ export function managementApi(connections: ReadonlyMap<string, LiveConnection>):
           awsError(response, 413, 'PayloadTooLargeException', `Data exceeds ${limits.hub.managementPayloadBytes} bytes.`);
           return;
         }
-        // Text frames for text, so browsers' SignalR JSON protocol receives strings.
-        connection.socket.send(isUtf8(data) ? data.toString('utf8') : data, (error) => {
+        // Text frames for text, so browsers' SignalR JSON protocol receives strings (the bytes as they came: no decoding and re-encoding).
+        connection.socket.send(data, { binary: !isUtf8(data) }, (error) => {
           if (error) awsError(response, 410, 'GoneException', `Connection ${id} is gone.`);
           else {
             response.writeHead(200, { 'content-type': 'application/json' });
