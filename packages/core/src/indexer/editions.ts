@@ -40,8 +40,7 @@ export const editionsSource: ListSource = {
 };
 
 export async function listEditions(request: PageQuery): Promise<Page<EditionDto>> {
-  const { rows, totalCount } = await readPage<EditionDto & Record<string, unknown>>(editionsSource, request);
-  return { items: rows.map(toEditionDto), totalCount, page: request.page, pageSize: request.pageSize };
+  return readPage(editionsSource, request, toEditionDto);
 }
 
 function toEditionDto(row: EditionDto): EditionDto {

@@ -34,8 +34,7 @@ export const requestedBy = (buyer: string) => (params: Params) => [`buyer = ${pa
 type ForgeRequestRow = Omit<ForgeRequestDto, 'tokenId' | 'editionId'> & { tokenId: string | null; editionId: string | null };
 
 export async function listAccountForgeRequests(buyer: string, request: PageQuery): Promise<Page<ForgeRequestDto>> {
-  const { rows, totalCount } = await readPage<ForgeRequestRow>(forgeRequestsSource, request, requestedBy(buyer));
-  return { items: rows.map(toForgeRequestDto), totalCount, page: request.page, pageSize: request.pageSize };
+  return readPage(forgeRequestsSource, request, toForgeRequestDto, requestedBy(buyer));
 }
 
 function toForgeRequestDto(row: ForgeRequestRow): ForgeRequestDto {

@@ -54,8 +54,7 @@ export const activeListings = (params: Params) => [`l.status = ${params.add(acti
 type ListingRow = Omit<ListingDto, 'attributes'> & { health: number; skill: number; morale: number };
 
 export async function listListings(request: PageQuery): Promise<Page<ListingDto>> {
-  const { rows, totalCount } = await readPage<ListingRow>(listingsSource, request, activeListings);
-  return { items: rows.map(toListingDto), totalCount, page: request.page, pageSize: request.pageSize };
+  return readPage(listingsSource, request, toListingDto, activeListings);
 }
 
 function toListingDto(row: ListingRow): ListingDto {

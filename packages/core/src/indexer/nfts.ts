@@ -61,8 +61,7 @@ type NftRow = {
 };
 
 export async function listAccountNfts(owner: string, request: PageQuery): Promise<Page<NftItemDto>> {
-  const { rows, totalCount } = await readPage<NftRow>(nftsSource, request, ownedNfts(owner));
-  return { items: rows.map(toNftItemDto), totalCount, page: request.page, pageSize: request.pageSize };
+  return readPage(nftsSource, request, toNftItemDto, ownedNfts(owner));
 }
 
 function toNftItemDto(row: NftRow): NftItemDto {

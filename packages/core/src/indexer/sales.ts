@@ -31,8 +31,7 @@ export const salesSource: ListSource = {
 };
 
 export async function listSales(request: PageQuery): Promise<Page<SaleDto>> {
-  const { rows, totalCount } = await readPage<SaleDto>(salesSource, request);
-  return { items: rows.map(toSaleDto), totalCount, page: request.page, pageSize: request.pageSize };
+  return readPage(salesSource, request, toSaleDto);
 }
 
 function toSaleDto(row: SaleDto): SaleDto {

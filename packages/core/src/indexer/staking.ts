@@ -40,8 +40,7 @@ export const stakedBy = (staker: string) => (params: Params) => [
 ];
 
 export async function listAccountStaking(staker: string, request: PageQuery): Promise<Page<StakingPairDto>> {
-  const { rows, totalCount } = await readPage<StakingPairDto>(stakingSource, request, stakedBy(staker));
-  return { items: rows.map(toStakingPairDto), totalCount, page: request.page, pageSize: request.pageSize };
+  return readPage(stakingSource, request, toStakingPairDto, stakedBy(staker));
 }
 
 function toStakingPairDto(row: StakingPairDto): StakingPairDto {

@@ -60,21 +60,23 @@ export function buildPageQuery(
   return { text, values: params.values };
 }
 
-/** Runs buildPageQuery's statement; a missing indexer table is an empty page, never an error. */
-export async function readPage<Row extends Record<string, unknown>>(
+/**
+ * Runs buildPageQuery's statement and shapes the page envelope, each row
+ * through `toItem`; a missing indexer table is an empty page, never an error.
+ */
+export async function readPage<Row extends Record<string, unknown>, Item>(
   source: ListSource,
   request: PageQuery,
+  toItem: (row: Row) => Item,
   serverConditions?: (params: Params) => string[],
-): Promise<{ rows: Row[]; totalCount: number }> {
+): Promise<Page<Item>> {
   const { text, values } = buildPageQuery(source, request, serverConditions);
+  const page = (items: Item[], totalCount: number): Page<Item> => ({ items, totalCount, page: request.page, pageSize: request.pageSize });
   try {
     const rows = await query<Row & { total_count: string; row_present: boolean | null }>(text, values);
-    return {
-      totalCount: Number(rows[0]?.total_count ?? 0),
-      rows: rows.filter((row) => row.row_present),
-    };
+    return page(rows.filter((row) => row.row_present).map(toItem), Number(rows[0]?.total_count ?? 0));
   } catch (error) {
-    if (isMissingRelation(error)) return { rows: [], totalCount: 0 };
+    if (isMissingRelation(error)) return page([], 0);
     throw error;
   }
 }
