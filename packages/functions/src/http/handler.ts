@@ -28,9 +28,9 @@ export function httpHandler<R extends HttpRoute, T>(
     throw new Error(`${route.method} ${route.path}: auth '${route.auth}' needs matching middlewares`);
   }
   const chain = middy<HttpEvent, HttpResult, Error, HttpContext>()
-    .use(requestLogger())
+    .use(requestLogger<HttpEvent, HttpResult, HttpContext>({ message: 'request', level: 'info', fields: (event) => ({ requestId: event.requestContext?.requestId, route: event.routeKey }) }))
     .use(cors())
-    .use(problemDetails());
+    .use(problemDetails<HttpEvent, HttpResult, HttpContext>((event) => event.rawPath ?? '/'));
   if (route.produces !== 'text/html') chain.use(jsonResponse());
   chain.use(authMiddlewares);
   chain.use(validateInput(route.request ?? {}));

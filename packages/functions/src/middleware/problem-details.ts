@@ -1,12 +1,28 @@
+import type middy from '@middy/core';
 import { AppError, toProblem } from '@hatchery/core/errors';
-import type { HttpMiddleware } from './types';
+import { logger } from '@hatchery/core/logger';
+import type { LoggedContext } from './request-logger';
 
-/** Turns any error into RFC 9457 problem+json; unexpected ones are logged here and never described to the client. */
-export const problemDetails = (): HttpMiddleware => ({
-  onError: (request) => {
-    const { error, event, context } = request;
-    const problem = toProblem(error, event.rawPath ?? '/');
-    if (!(error instanceof AppError)) context.log?.error({ err: error }, 'request failed');
-    request.response = { statusCode: problem.status, headers: problem.headers, body: JSON.stringify(problem.body) };
-  },
-});
+interface StructuredResult {
+  statusCode?: number;
+  headers?: Record<string, string | number | boolean>;
+  body?: string;
+}
+
+/**
+ * Turns any error into RFC 9457 problem+json; unexpected ones are logged here
+ * and never described to the client. `instance` names what failed (the path,
+ * or the WebSocket route).
+ */
+export function problemDetails<TEvent, TResult extends StructuredResult, TContext extends LoggedContext>(
+  instance: (event: TEvent) => string,
+): middy.MiddlewareObj<TEvent, TResult, Error, TContext> {
+  return {
+    onError: (request) => {
+      const { error, event, context } = request;
+      if (!(error instanceof AppError)) (context.log ?? logger()).error({ err: error }, 'request failed');
+      const problem = toProblem(error, instance(event));
+      request.response = { statusCode: problem.status, headers: problem.headers, body: JSON.stringify(problem.body) } as TResult;
+    },
+  };
+}

@@ -1,6 +1,6 @@
-import type { Context as LambdaContext, APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
+import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
 import type middy from '@middy/core';
-import type { Logger } from '@hatchery/core/logger';
+import type { LoggedContext } from './request-logger';
 
 export interface RequestInput {
   query: unknown;
@@ -9,9 +9,8 @@ export interface RequestInput {
 }
 
 /** What the chain adds to Lambda's context for the handler and later middlewares. */
-export interface HttpContext extends LambdaContext {
+export interface HttpContext extends LoggedContext {
   input: RequestInput;
-  log: Logger;
   /** Set by the authentication middleware on protected routes. */
   caller?: import('@hatchery/core/accounts/identity').Identity;
 }
