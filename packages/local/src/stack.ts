@@ -2,6 +2,7 @@ import { rm, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import pg from 'pg';
+import { config, configSchema } from '@hatchery/core/config';
 import { closeDb } from '@hatchery/core/db';
 import { ensureTable } from '@hatchery/core/dynamo/table';
 import { migrate } from '@hatchery/core/migrate';
@@ -98,14 +99,15 @@ export async function startStack(options: StackOptions): Promise<RunningStack> {
       dynamoEndpoint = dynamo.endpoint;
     }
 
-    const projectId = process.env.IDP_PROJECT_ID ?? 'hatchery-local';
+    // The configuration as a whole is read only once the stack has set its variables; these two are needed before.
+    const projectId = configSchema.shape.IDP_PROJECT_ID.parse(process.env.IDP_PROJECT_ID);
     const idp = await localIdentityProvider({ keyFile: join(options.dataDir, 'idp-key.json'), projectId });
 
     const hub = websocketApi({ path: hubPath, routes: wsRoutes });
     const gateway = await startGateway({
       routes: Object.values(httpRoutes),
       port: options.port,
-      ipRequestsPerSecond: Number(process.env.IP_RATE_LIMIT_PER_SECOND ?? 200),
+      ipRequestsPerSecond: configSchema.shape.IP_RATE_LIMIT_PER_SECOND.parse(process.env.IP_RATE_LIMIT_PER_SECOND),
       localEndpoints: {
         '/.well-known/jwks.json': (_request, response) => {
           response.writeHead(200, { 'content-type': 'application/json', 'cache-control': 'max-age=300' });
@@ -129,14 +131,14 @@ export async function startStack(options: StackOptions): Promise<RunningStack> {
       IDP_PROJECT_ID: projectId,
       IDP_JWKS_URL: `${gateway.url}/.well-known/jwks.json`,
       WEBSOCKET_MANAGEMENT_ENDPOINT: gateway.url,
-      AWS_REGION: process.env.AWS_REGION ?? 'us-east-1',
+      AWS_REGION: configSchema.shape.AWS_REGION.parse(process.env.AWS_REGION),
       AWS_ACCESS_KEY_ID: process.env.AWS_ACCESS_KEY_ID ?? 'local',
       AWS_SECRET_ACCESS_KEY: process.env.AWS_SECRET_ACCESS_KEY ?? 'local',
     });
 
     await migrate(databaseUrl);
-    const dynamoAdmin = new DynamoDBClient({ endpoint: dynamoEndpoint, region: process.env.AWS_REGION });
-    await ensureTable(dynamoAdmin, process.env.DYNAMODB_TABLE ?? 'hatchery');
+    const dynamoAdmin = new DynamoDBClient({ endpoint: dynamoEndpoint, region: config().AWS_REGION });
+    await ensureTable(dynamoAdmin, config().DYNAMODB_TABLE);
     dynamoAdmin.destroy();
     const demoData = options.demoData;
     if (demoData) {

@@ -1,5 +1,6 @@
 import { parseArgs } from 'node:util';
 import { join } from 'node:path';
+import { configSchema } from '@hatchery/core/config';
 import { localIdentityProvider } from './idp';
 import { defaultDataDir } from './stack';
 
@@ -19,6 +20,6 @@ if (!values.uid || !values.email) {
 
 const idp = await localIdentityProvider({
   keyFile: join(defaultDataDir, 'idp-key.json'),
-  projectId: process.env.IDP_PROJECT_ID ?? 'hatchery-local',
+  projectId: configSchema.shape.IDP_PROJECT_ID.parse(process.env.IDP_PROJECT_ID),
 });
 console.log(await idp.signToken({ uid: values.uid, email: values.email, name: values.name }, { expiresInSeconds: Number(values['expires-in']) }));
