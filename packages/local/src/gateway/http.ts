@@ -23,10 +23,11 @@ async function readBody(request: IncomingMessage): Promise<Buffer | undefined> {
 
 /** Builds the payload format 2.0 event API Gateway's HTTP API would send. */
 export function toEventV2(request: IncomingMessage, url: URL, matched: MatchedRoute, body: Buffer | undefined): APIGatewayProxyEventV2 {
+  // Every repeated header joined with a bare comma, as payload 2.0 does; Node's `headers` would keep only the first of some (authorization among them).
   const headers: Record<string, string> = {};
-  for (const [name, value] of Object.entries(request.headers)) {
-    if (value === undefined || name === 'cookie') continue;
-    headers[name.toLowerCase()] = Array.isArray(value) ? value.join(',') : value;
+  for (const [name, values] of Object.entries(request.headersDistinct)) {
+    if (values === undefined || name === 'cookie') continue;
+    headers[name] = values.join(',');
   }
   const query: Record<string, string> = {};
   for (const [key, value] of url.searchParams) query[key] = key in query ? `${query[key]},${value}` : value;
