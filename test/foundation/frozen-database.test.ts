@@ -101,6 +101,7 @@ describe('a frozen database', () => {
           expect(reply.status, `${name} (${round})`).toBe(503);
           expect(reply.headers.get('content-type')).toBe('application/problem+json');
           expect(reply.headers.get('retry-after')).toBe(String(limits.unavailableRetryAfterSeconds));
+          expect(reply.headers.get('cache-control')).toBe('no-store');
           expect(reply.body).toMatchObject({ status: 503, title: 'Service unavailable' });
           expect(JSON.stringify(reply.body)).not.toMatch(/timeout|SELECT|127\.0\.0\.1|at .*\.ts/i);
           expect(ms, `${name} (${round}) took ${ms} ms`).toBeLessThan(boundMs);
