@@ -70,7 +70,7 @@ export function toProblem(error: unknown, instance: string): ProblemResponse {
   const detail = appError?.message ?? fallbackDetails[kind] ?? genericDetail;
   const body: Problem = { title, status, detail, instance };
   if (appError?.fields) body.errors = appError.fields;
-  // A problem describes one moment (a database down, a limit reached): no cache, the edge's included, may keep it.
+  // A problem is true of one moment (the database down, a limit reached), so no cache, the edge's included, may keep it.
   const headers: Record<string, string> = { 'content-type': 'application/problem+json', 'cache-control': 'no-store', ...appError?.headers };
   if (kind === 'unauthorized') headers['www-authenticate'] ??= 'Bearer';
   if (kind === 'unavailable') headers['retry-after'] ??= String(limits.unavailableRetryAfterSeconds);

@@ -9,7 +9,9 @@ const store = connectionStore();
 
 /** $connect: a non-2xx answer refuses the WebSocket upgrade. */
 export const handler = wsHandler(async (event) => {
-  if (!isRequestOriginAllowed(header(event, 'origin'), header(event, 'host'), corsPolicy())) throw new AppError('forbidden', 'This origin may not connect to the hub.');
+  if (!isRequestOriginAllowed(header(event, 'origin'), header(event, 'host'), corsPolicy())) {
+    throw new AppError('forbidden', 'This origin may not connect to the hub.');
+  }
   const id = event.queryStringParameters?.id;
   if (id !== undefined && !connectionTokenPattern.test(id)) {
     throw new AppError('validation', 'The id is not a connection token from negotiate.', { id: ['must be the connectionToken that negotiate returned'] });

@@ -82,7 +82,7 @@ export function writeResultV2(response: ServerResponse, result: unknown): void {
   response.end(body);
 }
 
-/** The gateway's own answers (no route, throttled, Lambda failing), with the headers the router adds to every response in AWS. */
+/** The gateway's own answers (no route, throttled, Lambda failing); they carry the security headers too, as every response of the service does. */
 export function writeProblem(response: ServerResponse, error: unknown, instance: string): void {
   const problem = toProblem(error, instance);
   response.writeHead(problem.status, { ...problem.headers, ...securityHeaders });
