@@ -1,7 +1,8 @@
 import { createHmac, createPublicKey, type JsonWebKey } from 'node:crypto';
-import type { IncomingMessage } from 'node:http';
+import { request as httpRequest, type IncomingHttpHeaders, type IncomingMessage } from 'node:http';
 import { base64url, exportJWK, generateKeyPair, importJWK, SignJWT, type CryptoKey, type JWK, type JWTPayload } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { limits } from '@hatchery/core/limits';
 import { startTestStack, type TestStack } from '../support/stack';
 import { call } from './support';
 
@@ -37,7 +38,17 @@ const now = () => Math.floor(Date.now() / 1000);
 
 /** A token as the identity provider would sign it, with `claims` and `header` overriding the defaults (undefined removes a claim). */
 async function forge(uid: string, options: { claims?: Record<string, unknown>; header?: Record<string, unknown>; key?: CryptoKey } = {}): Promise<string> {
-  const claims: Record<string, unknown> = { iss: issuer, aud: projectId, sub: uid, user_id: uid, email: `${uid}@example.com`, iat: now(), exp: now() + 3600, ...options.claims };
+  const claims: Record<string, unknown> = {
+    iss: issuer,
+    aud: projectId,
+    sub: uid,
+    user_id: uid,
+    email: `${uid}@example.com`,
+    auth_time: now() - 600,
+    iat: now(),
+    exp: now() + 3600,
+    ...options.claims,
+  };
   for (const [name, value] of Object.entries(claims)) if (value === undefined) delete claims[name];
   return new SignJWT(claims as JWTPayload).setProtectedHeader({ alg: 'RS256', kid: trustedKid, typ: 'JWT', ...options.header } as never).sign(options.key ?? trustedKey);
 }
@@ -57,6 +68,18 @@ function hmacWithPublicKey(uid: string): Promise<string> {
 }
 
 const me = (token?: string) => call(stack, 'GET', '/accounts/me', { token });
+
+/** A request with each value of a header on a line of its own, which fetch cannot send. */
+function getWithHeaders(path: string, headers: Record<string, string | string[]>): Promise<{ status: number; headers: IncomingHttpHeaders }> {
+  return new Promise((resolve, reject) => {
+    const request = httpRequest(`${stack.url}${path}`, { headers }, (response) => {
+      response.resume();
+      response.on('end', () => resolve({ status: response.statusCode ?? 0, headers: response.headers }));
+    });
+    request.on('error', reject);
+    request.end();
+  });
+}
 
 describe('valid tokens', () => {
   it('accepts a token of the stack’s identity provider, checked against the JWKS fetched over HTTP, and caches the JWKS', async () => {
@@ -84,6 +107,13 @@ describe('valid tokens', () => {
     expect(subOnly.status).toBe(200);
     expect(subOnly.body.id).toBe('from-sub');
   });
+
+  it('allows the named clock skew: iat and auth_time a little ahead of this clock are accepted', async () => {
+    const ahead = now() + limits.tokenClockSkewSeconds - 10;
+    const reply = await me(await forge('within-skew', { claims: { iat: ahead, auth_time: ahead } }));
+    expect(reply.status).toBe(200);
+    expect(reply.body.id).toBe('within-skew');
+  });
 });
 
 describe('missing or invalid tokens: 401, WWW-Authenticate: Bearer, and no account', () => {
@@ -110,6 +140,16 @@ describe('missing or invalid tokens: 401, WWW-Authenticate: Bearer, and no accou
     ['no user_id nor sub', (uid) => forge(uid, { claims: { user_id: undefined, sub: undefined } })],
     ['empty user_id and sub', (uid) => forge(uid, { claims: { user_id: '', sub: '' } })],
     ['no expiry', (uid) => forge(uid, { claims: { exp: undefined } })],
+    // Firebase's rules beyond the library's: iat and auth_time in the past (beyond the allowed skew), sub a non-empty string.
+    ['iat in the future', (uid) => forge(uid, { claims: { iat: now() + limits.tokenClockSkewSeconds + 60 } })],
+    ['no iat', (uid) => forge(uid, { claims: { iat: undefined } })],
+    ['iat not a number', (uid) => forge(uid, { claims: { iat: String(now()) } })],
+    ['auth_time in the future', (uid) => forge(uid, { claims: { auth_time: now() + limits.tokenClockSkewSeconds + 60 } })],
+    ['no auth_time', (uid) => forge(uid, { claims: { auth_time: undefined } })],
+    ['auth_time not a number', (uid) => forge(uid, { claims: { auth_time: 'yesterday' } })],
+    ['no sub, though user_id is set', (uid) => forge(uid, { claims: { sub: undefined } })],
+    ['an empty sub, though user_id is set', (uid) => forge(uid, { claims: { sub: '' } })],
+    ['a sub that is not a string', (uid) => forge(uid, { claims: { sub: 42 } })],
     ['not a JWT at all', async () => 'not-a-jwt'],
   ];
 
@@ -142,10 +182,20 @@ describe('missing or invalid tokens: 401, WWW-Authenticate: Bearer, and no accou
     }
   });
 
+  it.each([
+    ['a valid token, then garbage', async () => [`Bearer ${await forge('forged-dup-first')}`, 'garbage']],
+    ['garbage, then a valid token', async () => ['Bearer garbage', `Bearer ${await forge('forged-dup-second')}`]],
+    ['valid tokens of two users', async () => [`Bearer ${await forge('forged-dup-a')}`, `Bearer ${await forge('forged-dup-b')}`]],
+  ])('two Authorization headers (%s) reach the handler joined with a comma, as in API Gateway: 401', async (_name, make) => {
+    const reply = await getWithHeaders('/accounts/me', { authorization: await make() });
+    expect(reply.status).toBe(401);
+    expect(reply.headers['www-authenticate']).toMatch(/^Bearer\b/);
+  });
+
   it('created no account for any rejected token', async () => {
     const forged = await stack.sql(`SELECT id FROM hatchery.accounts WHERE id LIKE 'forged-%'`);
     expect(forged).toEqual([]);
     const ids = (await stack.sql<{ id: string }>('SELECT id FROM hatchery.accounts ORDER BY id')).map((row) => row.id);
-    expect(ids).toEqual(['control-user', 'from-sub', 'from-user-id', 'idp-user']);
+    expect(ids).toEqual(['control-user', 'from-sub', 'from-user-id', 'idp-user', 'within-skew']);
   });
 });

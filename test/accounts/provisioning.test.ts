@@ -59,6 +59,9 @@ describe('the first authenticated request creates the account', () => {
 describe('nickname', () => {
   it.each([
     ['a valid name as it is', 'Bob_the 2nd', 'whoever@example.com', 'Bob_the 2nd'],
+    ['the name without surrounding whitespace', ' \t Alice Smith \n ', 'trimmed@example.com', 'Alice Smith'],
+    ['the name trimmed before the length rule: 20 characters inside spaces', `  ${'B'.repeat(20)}  `, 'trimmed-long@example.com', 'B'.repeat(20)],
+    ['the email local part when the name is only whitespace', '     ', 'dora@example.com', 'dora'],
     ['the email local part when the name is too short', 'Al', 'alice@example.com', 'alice'],
     ['the email local part when the name is too long', 'A'.repeat(21), 'alicia@example.com', 'alicia'],
     ['the email local part, invalid characters replaced by _, when the name has invalid characters', 'Zoë!', 'zoe.o-brien+x@example.com', 'zoe_o_brien_x'],

@@ -20,16 +20,20 @@ export async function call<T = Record<string, unknown>>(
   stack: TestStack,
   method: string,
   path: string,
-  options: { token?: string; body?: unknown; rawBody?: string } = {},
+  /** `rawBody` goes as `application/json` unless `contentType` names another type, or is null for none. */
+  options: { token?: string; body?: unknown; rawBody?: string; contentType?: string | null } = {},
 ): Promise<Reply<T>> {
   const headers: Record<string, string> = {};
   if (options.token !== undefined) headers.authorization = `Bearer ${options.token}`;
   let body: string | undefined = options.rawBody;
+  if (body !== undefined && options.contentType !== null) headers['content-type'] = options.contentType ?? 'application/json';
   if (options.body !== undefined) {
     headers['content-type'] = 'application/json';
     body = JSON.stringify(options.body);
   }
-  const response = await fetch(`${stack.url}${path}`, { method, headers, body });
+  // Bytes rather than a string, for which fetch would declare text/plain itself.
+  const sent = body !== undefined && options.contentType === null ? new TextEncoder().encode(body) : body;
+  const response = await fetch(`${stack.url}${path}`, { method, headers, body: sent });
   const text = await response.text();
   const parsed: unknown = text ? JSON.parse(text) : undefined;
   return { status: response.status, headers: response.headers, body: parsed as T, problem: parsed as Problem };

@@ -1,6 +1,7 @@
 import { generateKeyPair, SignJWT } from 'jose';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { freePort } from '@hatchery/local/ports';
+import { limits } from '@hatchery/core/limits';
 
 /**
  * When what the checks depend on cannot be reached, protected requests fail
@@ -43,9 +44,9 @@ describe('dependencies out of reach', () => {
   it('a rate-limit counter that cannot be updated is 503 with Retry-After: the request is not let through', async () => {
     const { hitRateLimit, walletPostRateLimit } = await import('@hatchery/core/accounts/rate-limit');
     const { toProblem } = await import('@hatchery/core/errors');
-    const error = await hitRateLimit(walletPostRateLimit, 'u1').catch((caught: unknown) => caught);
+    const error = await hitRateLimit(walletPostRateLimit(), 'u1').catch((caught: unknown) => caught);
     const problem = toProblem(error, '/accounts/me/wallet/nonce');
     expect(problem.status).toBe(503);
-    expect(problem.headers['retry-after']).toBe('5');
+    expect(problem.headers['retry-after']).toBe(String(limits.unavailableRetryAfterSeconds));
   });
 });

@@ -1,7 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { db, query, retryDelayMs, transaction, withRetry } from '@hatchery/core/db';
+import { attemptBoundMs, db, query, retryDelayMs, transaction, withRetry } from '@hatchery/core/db';
+import { toProblem } from '@hatchery/core/errors';
 import { limits } from '@hatchery/core/limits';
 import { startTestStack, type TestStack } from '../support/stack';
+import { sizing } from '../../infra/functions';
 
 let stack: TestStack;
 
@@ -49,5 +51,22 @@ describe('database access', () => {
     calls = 0;
     await expect(withRetry(async () => { calls++; return query('SELECT * FROM no_such_table'); })).rejects.toMatchObject({ code: '42P01' });
     expect(calls).toBe(1);
+  });
+
+  it('lets PostgreSQL cancel a statement at the statement timeout, which is a 503, not a 500, and not retried', async () => {
+    const started = performance.now();
+    const error = await query('SELECT pg_sleep(10)').catch((caught: unknown) => caught);
+    const ms = performance.now() - started;
+    expect(error).toMatchObject({ code: '57014' });
+    expect(ms).toBeGreaterThanOrEqual(limits.database.statementTimeoutMs - 50);
+    expect(ms).toBeLessThan(limits.database.queryTimeoutMs + 2_000);
+    expect(toProblem(error, '/x').status).toBe(503);
+  });
+
+  it('bounds a unit of work with its retries well inside the HTTP functions’ timeout', () => {
+    const seconds = (timeout: string) => Number(/^(\d+) seconds?$/.exec(timeout)![1]) * 1000;
+    expect(attemptBoundMs).toBeLessThanOrEqual(limits.database.unavailableWithinMs);
+    // Room to answer: the JWKS fetch (3 s) and the rest of the request besides.
+    expect(limits.database.unavailableWithinMs + 3_000).toBeLessThan(seconds(sizing.http.timeout));
   });
 });

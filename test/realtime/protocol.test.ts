@@ -1,4 +1,5 @@
 import { once } from 'node:events';
+import { connect } from 'node:net';
 import {
   ApiGatewayManagementApiClient,
   DeleteConnectionCommand,
@@ -9,7 +10,10 @@ import {
 import { WebSocket } from 'ws';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createIndexerSchema } from '@hatchery/core/indexer/schema';
+import { limits } from '@hatchery/core/limits';
 import { connectionStore } from '@hatchery/core/realtime/connections';
+import { hubErrors } from '@hatchery/core/realtime/hub';
+import { messages, splitRecords } from '@hatchery/core/realtime/protocol';
 import { startTestStack, type TestStack } from '../support/stack';
 import { indexer, waitFor, wallet } from './support';
 
@@ -163,6 +167,77 @@ describe('messages', () => {
   });
 });
 
+describe('large messages', () => {
+  /** An invocation that fails at once (no argument, so no DynamoDB call) and whose completion is larger than itself. */
+  const invocation = (id: string) => `${JSON.stringify({ type: 1, invocationId: id, target: 'Subscribe', arguments: [] })}${RS}`;
+  const completion = (id: string) => messages.completion(id, hubErrors.arguments('Subscribe', 0));
+  const bytes = (text: string) => Buffer.byteLength(text);
+
+  /** Every completion the client receives, in arrival order, and the number of WebSocket messages they came in. */
+  async function completions(client: Raw, expected: number): Promise<{ ids: string[]; messageCount: number }> {
+    const ids: string[] = [];
+    let messageCount = 0;
+    while (ids.length < expected) {
+      const message = await client.next();
+      const found = splitRecords(message)!.map((record) => JSON.parse(record) as { type: number; invocationId?: string; error?: string });
+      const replies = found.filter((record) => record.type === 3);
+      if (replies.length) messageCount++;
+      for (const reply of replies) {
+        expect(reply.error).toBe(hubErrors.arguments('Subscribe', 0));
+        ids.push(reply.invocationId!);
+      }
+    }
+    return { ids, messageCount };
+  }
+
+  it('answers every one of ~1,900 invocations in a legal 127 KB message, in order, though the replies exceed one post', async () => {
+    const ids: string[] = [];
+    let message = '';
+    while (bytes(message + invocation(String(ids.length))) <= 127 * 1024) message += invocation(String(ids.push(String(ids.length)) - 1));
+    expect(ids.length).toBeGreaterThan(1_800);
+    expect(ids.map(completion).join('').length).toBeGreaterThan(limits.hub.managementPayloadBytes);
+    const client = await raw();
+    client.send(message);
+    const received = await completions(client, ids.length);
+    expect(received.ids).toEqual(ids);
+    expect(received.messageCount).toBeGreaterThan(1);
+    expect(client.socket.readyState).toBe(WebSocket.OPEN);
+  });
+
+  it.each([
+    ['exactly the post limit arrive in one message', 0, 1],
+    ['one byte past the post limit arrive in two', 1, 2],
+  ])('replies of %s', async (_name, extra, messageCount) => {
+    const target = limits.hub.managementPayloadBytes + extra;
+    const ids = Array.from({ length: 999 }, (_, i) => String(i).padStart(4, '0'));
+    const sum = ids.reduce((total, id) => total + bytes(completion(id)), 0);
+    // The last id is padded so that the replies add up to the target exactly.
+    ids.push('x'.repeat(target - sum - bytes(completion(''))));
+    expect(ids.reduce((total, id) => total + bytes(completion(id)), 0)).toBe(target);
+    const message = ids.map(invocation).join('');
+    expect(bytes(message)).toBeLessThanOrEqual(limits.hub.messageBytes);
+    const client = await raw();
+    client.send(message);
+    expect(await completions(client, ids.length)).toEqual({ ids, messageCount });
+  });
+
+  it('accepts a message of exactly the message limit and closes the connection (1009) one byte past it', async () => {
+    const fill = (size: number) => {
+      const head = invocation('1');
+      // A ping padded with spaces inside its JSON, after the invocation: still one valid record each.
+      return `${head}{"type":6${' '.repeat(size - bytes(head) - bytes(`{"type":6}${RS}`))}}${RS}`;
+    };
+    const atLimit = await raw();
+    atLimit.send(fill(limits.hub.messageBytes));
+    expect(bytes(fill(limits.hub.messageBytes))).toBe(limits.hub.messageBytes);
+    expect(await atLimit.next()).toBe(`${completion('1')}${messages.ping()}`);
+
+    const past = await raw();
+    past.send(fill(limits.hub.messageBytes + 1));
+    expect(await past.closed).toBe(1009);
+  });
+});
+
 describe('negotiate from a browser page', () => {
   it('passes CORS preflight with the SignalR client’s headers, for an allowed origin only', async () => {
     const preflight = (origin: string) =>
@@ -176,6 +251,22 @@ describe('negotiate from a browser page', () => {
     expect((await preflight('https://evil.example.net')).headers.get('access-control-allow-origin')).toBeNull();
     const negotiated = await stack.get('/hubs/events/negotiate?negotiateVersion=1', { method: 'POST', headers: { Origin: 'https://app.example.com' } });
     expect(negotiated.headers.get('access-control-allow-origin')).toBe('https://app.example.com');
+  });
+
+  it('refuses negotiate from an origin the CORS settings do not allow with 403, by the WebSocket’s own rule', async () => {
+    const negotiate = (headers: Record<string, string>) => stack.get('/hubs/events/negotiate?negotiateVersion=1', { method: 'POST', headers });
+    for (const origin of ['https://evil.example.net', 'https://app.example.com.evil.net', 'null']) {
+      const refused = await negotiate({ Origin: origin });
+      expect(refused.status, origin).toBe(403);
+      expect(refused.headers.get('content-type')).toBe('application/problem+json');
+      expect(refused.headers.get('access-control-allow-origin')).toBeNull();
+      expect(await refused.json()).toMatchObject({ status: 403, title: 'Forbidden', instance: '/hubs/events/negotiate' });
+      // The same origin on the WebSocket: the same answer.
+      expect((await refusal('/hubs/events', { Origin: origin })).status).toBe(403);
+    }
+    expect((await negotiate({ Origin: 'https://app.example.com' })).status).toBe(200);
+    expect((await negotiate({ Origin: stack.url })).status).toBe(200);
+    expect((await negotiate({})).status).toBe(200);
   });
 });
 
@@ -199,6 +290,30 @@ describe('$connect', () => {
     expect(JSON.parse(blocked.body)).toMatchObject({ status: 403, title: 'Forbidden' });
     await raw({ headers: { Origin: 'https://app.example.com' } });
     await raw({ headers: { Origin: stack.url } });
+  });
+
+  it('delivers $disconnect for every upgrade abandoned while $connect ran, half-closed or reset, so no connection record stays', async () => {
+    const before = new Set(await ids(store.all()));
+    const { port } = new URL(stack.url);
+    const request = [`GET /hubs/events HTTP/1.1`, `Host: 127.0.0.1:${port}`, 'Upgrade: websocket', 'Connection: Upgrade', 'Sec-WebSocket-Version: 13', 'Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==', '', ''].join('\r\n');
+    const abandoned = Array.from({ length: 100 }, (_, i) =>
+      new Promise<void>((resolve) => {
+        const socket = connect(Number(port), '127.0.0.1', () => {
+          socket.write(request);
+          // Half of them end their side at once and wait for the gateway, which answers only once $connect has run;
+          // the other half reset the connection.
+          if (i % 2 === 0) socket.end();
+          else setTimeout(() => socket.destroy(), 1);
+        });
+        socket.on('error', () => undefined);
+        socket.on('close', () => resolve());
+        socket.resume();
+      }),
+    );
+    await Promise.all(abandoned);
+    const left = async () => (await ids(store.all())).filter((id) => !before.has(id));
+    await waitFor(async () => (await left()).length === 0, 'the connection records of abandoned upgrades to go').catch(() => undefined);
+    expect(await left()).toEqual([]);
   });
 
   it('has no WebSocket endpoint on other paths', async () => {

@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { advanceCursor, marketChange, type Fulfilment } from '@hatchery/core/realtime/changes';
 import { forgeFulfilledMessage, marketChangedMessage } from '@hatchery/core/realtime/events';
-import { parseRecord, splitRecords } from '@hatchery/core/realtime/protocol';
+import { repliesAsPosts } from '@hatchery/core/realtime/hub';
+import { messages, parseRecord, splitRecords } from '@hatchery/core/realtime/protocol';
 import { coalesce } from '@hatchery/listener/coalesce';
 import { forEachBounded } from '@hatchery/listener/fan-out';
 import { resumeFrom } from '@hatchery/listener/state';
@@ -117,5 +118,33 @@ describe('resuming after a failover', () => {
     expect(resumeFrom(newer, older, 2_500, 1_000)).toBe(newer);
     expect(resumeFrom(newer, undefined, 5_000, 1_000)).toBeUndefined();
     expect(resumeFrom(undefined, undefined, 0, 1_000)).toBeUndefined();
+  });
+});
+
+describe('replies as management-API posts', () => {
+  const reply = (id: number) => messages.completion(String(id).padStart(4, '0'));
+  const size = Buffer.byteLength(reply(0));
+  const replies = Array.from({ length: 10 }, (_, i) => reply(i));
+
+  it('joins replies into one post when they fit exactly, and splits in order one byte below that', () => {
+    expect(repliesAsPosts({ replies, close: false }, 10 * size)).toEqual({ replies: [replies.join('')], close: false });
+    const split = repliesAsPosts({ replies, close: true }, 10 * size - 1);
+    expect(split).toEqual({ replies: [replies.slice(0, 9).join(''), replies[9]], close: true });
+    expect(repliesAsPosts({ replies, close: false }, 3 * size).replies).toEqual([0, 3, 6, 9].map((start) => replies.slice(start, start + 3).join('')));
+  });
+
+  it('counts bytes, not characters', () => {
+    const wide = [messages.completion('é'), messages.completion('é')];
+    const bytes = Buffer.byteLength(wide[0]!);
+    expect(wide[0]!.length).toBeLessThan(bytes);
+    expect(repliesAsPosts({ replies: wide, close: false }, 2 * bytes - 1).replies).toHaveLength(2);
+  });
+
+  it('closes with an error in place of a reply that no post can carry, after the replies before it', () => {
+    const outcome = repliesAsPosts({ replies: [reply(1), messages.completion('x'.repeat(200)), reply(2)], close: false }, 100);
+    expect(outcome.close).toBe(true);
+    expect(outcome.replies).toHaveLength(2);
+    expect(outcome.replies[0]).toBe(reply(1));
+    expect(JSON.parse(outcome.replies[1]!.slice(0, -1))).toMatchObject({ type: 7, error: expect.stringMatching(/exceeds the message size limit/) });
   });
 });

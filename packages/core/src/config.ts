@@ -27,6 +27,7 @@ export const configSchema = z.object({
   SERVICE_NAME: z.string().min(1).default('Hatchery'),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   IP_RATE_LIMIT_PER_SECOND: positiveInt(200),
+  WALLET_POSTS_PER_MINUTE: z.coerce.number().int().min(1).default(5),
   WEBSOCKET_MANAGEMENT_ENDPOINT: z.string().url().optional(),
 });
 

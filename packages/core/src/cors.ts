@@ -1,6 +1,14 @@
+import { config } from './config';
+
 export interface CorsPolicy {
   origins: readonly string[];
   hostSuffixes: readonly string[];
+}
+
+/** The policy `CORS_ORIGINS` and `CORS_ALLOWED_HOST_SUFFIXES` configure. */
+export function corsPolicy(): CorsPolicy {
+  const { CORS_ORIGINS, CORS_ALLOWED_HOST_SUFFIXES } = config();
+  return { origins: CORS_ORIGINS, hostSuffixes: CORS_ALLOWED_HOST_SUFFIXES };
 }
 
 /**
@@ -22,4 +30,19 @@ export function isOriginAllowed(origin: string, policy: CorsPolicy): boolean {
     const suffix = raw.toLowerCase().replace(/^\.+/, '');
     return suffix !== '' && (host === suffix || host.endsWith(`.${suffix}`));
   });
+}
+
+/**
+ * Whether a browser page may use the hub (negotiate and the WebSocket alike):
+ * no Origin (not a browser page), the API's own host, or an origin the CORS
+ * settings allow (SPEC.md: other origins are blocked).
+ */
+export function isRequestOriginAllowed(origin: string | undefined, host: string | undefined, policy: CorsPolicy): boolean {
+  if (!origin) return true;
+  try {
+    if (host && new URL(origin).host === host) return true;
+  } catch {
+    return false;
+  }
+  return isOriginAllowed(origin, policy);
 }

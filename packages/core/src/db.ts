@@ -14,7 +14,9 @@ export function db(): pg.Pool {
       connectionString: DATABASE_URL,
       max: DATABASE_POOL_MAX,
       ssl: DATABASE_SSL ? { rejectUnauthorized: true } : undefined,
-      connectionTimeoutMillis: 3_000,
+      connectionTimeoutMillis: limits.database.connectTimeoutMs,
+      statement_timeout: limits.database.statementTimeoutMs,
+      query_timeout: limits.database.queryTimeoutMs,
       idleTimeoutMillis: 30_000,
     });
     // An idle client losing its server must not crash the process; the next query reconnects.
@@ -48,13 +50,28 @@ export function retryDelayMs(attempt: number): number {
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-/** Runs a unit of work, repeating it on transient failures (SPEC: up to 3 retries, at most 5 s apart). */
+/** The longest one attempt can take against a database that never answers: a connection, then the statement that hangs. */
+export const attemptBoundMs = limits.database.connectTimeoutMs + limits.database.queryTimeoutMs;
+
+/** Whether another attempt, started after `delayMs`, would still end within `unavailableWithinMs` of the first one's start. */
+export function retryFits(elapsedMs: number, delayMs: number): boolean {
+  return elapsedMs + delayMs + attemptBoundMs <= limits.database.unavailableWithinMs;
+}
+
+/**
+ * Runs a unit of work, repeating it on transient failures (SPEC: up to 3
+ * retries, at most 5 s apart) while a retry can still end in time: quick
+ * failures (a restart, a dropped connection) are retried, a database that
+ * times out is reported unavailable at once.
+ */
 export async function withRetry<T>(work: () => Promise<T>): Promise<T> {
+  const started = performance.now();
   for (let attempt = 0; ; attempt++) {
     try {
       return await work();
     } catch (error) {
       if (attempt >= limits.transientRetries || !isTransient(error)) throw error;
+      if (!retryFits(performance.now() - started, retryDelayMs(attempt))) throw error;
       logger().warn({ attempt: attempt + 1, code: (error as { code?: string }).code }, 'transient database failure, retrying');
       await sleep(retryDelayMs(attempt));
     }

@@ -1,3 +1,5 @@
+import { limits } from './limits';
+
 /**
  * The error kinds of the domain, and the one mapping from kind to HTTP status
  * and RFC 9457 problem details. Handlers throw these; the problem middleware
@@ -12,6 +14,8 @@ export const errorKinds = {
   notFound: { status: 404, title: 'Not found' },
   conflict: { status: 409, title: 'Conflict' },
   gone: { status: 410, title: 'Gone' },
+  payloadTooLarge: { status: 413, title: 'Content too large' },
+  unsupportedMediaType: { status: 415, title: 'Unsupported media type' },
   rateLimited: { status: 429, title: 'Too many requests' },
   unavailable: { status: 503, title: 'Service unavailable' },
   internal: { status: 500, title: 'Internal server error' },
@@ -66,18 +70,20 @@ export function toProblem(error: unknown, instance: string): ProblemResponse {
   const detail = appError?.message ?? fallbackDetails[kind] ?? genericDetail;
   const body: Problem = { title, status, detail, instance };
   if (appError?.fields) body.errors = appError.fields;
-  const headers: Record<string, string> = { 'content-type': 'application/problem+json', ...appError?.headers };
+  // A problem is true of one moment (the database down, a limit reached), so no cache, the edge's included, may keep it.
+  const headers: Record<string, string> = { 'content-type': 'application/problem+json', 'cache-control': 'no-store', ...appError?.headers };
   if (kind === 'unauthorized') headers['www-authenticate'] ??= 'Bearer';
-  if (kind === 'unavailable') headers['retry-after'] ??= '5';
+  if (kind === 'unavailable') headers['retry-after'] ??= String(limits.unavailableRetryAfterSeconds);
   return { status, headers, body };
 }
 
-const unavailableCodes = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', 'EAI_AGAIN', '57P01', '57P02', '57P03', '53300']);
+/** 57014 is PostgreSQL cancelling a statement at the pool's statement timeout: the database cannot answer in time. */
+const unavailableCodes = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', 'EAI_AGAIN', '57P01', '57P02', '57P03', '57014', '53300']);
 
 /** True for failures that mean "the database cannot be reached now", as opposed to a bad query. */
 export function isDatabaseUnavailable(error: unknown): boolean {
   if (!(error instanceof Error)) return false;
   const code = (error as { code?: unknown }).code;
   if (typeof code === 'string' && (unavailableCodes.has(code) || code.startsWith('08'))) return true;
-  return /Connection terminated|connection timeout|Client has encountered a connection error|timeout exceeded when trying to connect/i.test(error.message);
+  return /Connection terminated|connection timeout|Client has encountered a connection error|timeout exceeded when trying to connect|Query read timeout/i.test(error.message);
 }

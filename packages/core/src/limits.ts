@@ -25,7 +25,26 @@ export const limits = {
   },
   transientRetries: 3,
   transientMaxDelayMs: 5_000,
-  walletPostsPerMinute: 5,
+  /**
+   * Bounds on every database round trip, so that a database that accepts
+   * connections but never answers costs a request `unavailableWithinMs` at
+   * most, then a 503: well inside the HTTP functions' 15 s timeout.
+   */
+  database: {
+    connectTimeoutMs: 1_500,
+    /** Server side: a statement still running after this is cancelled by PostgreSQL itself (57014). */
+    statementTimeoutMs: 2_000,
+    /** Client side, above the statement timeout: catches a server that cannot even cancel (frozen, or a dead network path). */
+    queryTimeoutMs: 2_500,
+    /** A retry starts only if it can end within this much of the first attempt's start. */
+    unavailableWithinMs: 5_000,
+  },
+  /** What `Retry-After` asks of a client while a dependency is unavailable. */
+  unavailableRetryAfterSeconds: 5,
+  /** Clock skew allowed when checking that an ID token's `iat` and `auth_time` are in the past. */
+  tokenClockSkewSeconds: 60,
+  /** Request bodies above this are 413; the one JSON body the API takes (link wallet) is under 300 bytes. */
+  requestBodyBytes: 16 * 1024,
 } as const;
 
 const nicknameCharacters = 'A-Za-z0-9 _';

@@ -28,7 +28,14 @@ const problemResponse = (status: number) => ({
 });
 
 function operation(name: string, route: HttpRoute) {
-  const statuses = new Set<number>([500, ...(route.request ? [422] : []), ...(route.auth === 'jwt' ? [401] : []), ...(route.problems ?? [])]);
+  const statuses = new Set<number>([
+    500,
+    ...(route.request ? [422] : []),
+    ...(route.request?.body ? [413, 415] : []),
+    ...(route.auth === 'jwt' ? [401] : []),
+    ...(route.refusesOtherOrigins ? [403] : []),
+    ...(route.problems ?? []),
+  ]);
   return {
     operationId: name,
     summary: route.summary,

@@ -21,6 +21,8 @@ export interface HttpRoute {
   /** Problem statuses this route can answer besides 422/500/503, for the OpenAPI document. */
   problems?: readonly number[];
   produces?: 'application/json' | 'text/html';
+  /** 403 for a browser page of an origin the CORS settings do not allow, rather than only leaving out the CORS headers. */
+  refusesOtherOrigins?: boolean;
   /** Routes of the local developer experience; documented but not part of SPEC.md's API. */
   internal?: boolean;
 }

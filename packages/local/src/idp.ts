@@ -46,7 +46,13 @@ export async function localIdentityProvider(options: { keyFile: string; projectI
     issuer,
     jwks: { keys: [publicJwk] },
     signToken: ({ uid, email, name }, { expiresInSeconds = 3600 } = {}) =>
-      new SignJWT({ user_id: uid, ...(email !== undefined && { email }), ...(name !== undefined && { name }), email_verified: true })
+      new SignJWT({
+        user_id: uid,
+        ...(email !== undefined && { email }),
+        ...(name !== undefined && { name }),
+        email_verified: true,
+        auth_time: Math.floor(Date.now() / 1000),
+      })
         .setProtectedHeader({ alg: 'RS256', kid: privateJwk.kid ?? kid, typ: 'JWT' })
         .setIssuer(issuer)
         .setAudience(options.projectId)

@@ -1,3 +1,5 @@
+import { limits } from '../limits';
+
 /** The caller as the identity provider's token describes them (SPEC.md "Authentication"). */
 export interface Identity {
   userId: string;
@@ -20,4 +22,20 @@ export function identityFromClaims(claims: Readonly<Record<string, unknown>>): I
   if (email !== undefined) identity.email = email;
   if (name !== undefined) identity.name = name;
   return identity;
+}
+
+const isPast = (claim: unknown, nowSeconds: number): boolean =>
+  typeof claim === 'number' && Number.isFinite(claim) && claim <= nowSeconds + limits.tokenClockSkewSeconds;
+
+/**
+ * Firebase's published rules for an ID token that a generic JWT verifier
+ * leaves out (aws-jwt-verify checks signature, `iss`, `aud` and `exp`):
+ * `iat` and `auth_time` in the past, give or take the allowed clock skew, and
+ * `sub` a non-empty string. Answers the first rule broken, if any.
+ */
+export function brokenIdTokenRule(claims: Readonly<Record<string, unknown>>, nowSeconds: number): string | undefined {
+  if (!isPast(claims.iat, nowSeconds)) return 'iat is not in the past';
+  if (!isPast(claims.auth_time, nowSeconds)) return 'auth_time is not in the past';
+  if (nonEmptyString(claims.sub) === undefined) return 'sub is not a non-empty string';
+  return undefined;
 }

@@ -11,9 +11,14 @@ export function normalizeEmail(email: string | undefined): string {
   return normalized;
 }
 
-/** Rules 6 and 7: the `name` claim when it is a valid nickname, else the email's local part with invalid characters replaced by `_`. */
+/**
+ * Rules 6 and 7: the `name` claim, without surrounding whitespace (as the
+ * system Hatchery replaces trims it), when it is a valid nickname; else the
+ * email's local part with invalid characters replaced by `_`.
+ */
 export function deriveNickname(name: string | undefined, email: string): string {
-  if (name !== undefined && patterns.nickname.test(name)) return name;
+  const trimmed = name?.trim();
+  if (trimmed !== undefined && patterns.nickname.test(trimmed)) return trimmed;
   const localPart = email.slice(0, email.lastIndexOf('@'));
   const nickname = localPart.replace(patterns.nicknameForbiddenCharacter, '_');
   if (!patterns.nickname.test(nickname)) {

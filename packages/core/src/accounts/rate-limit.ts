@@ -1,8 +1,8 @@
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { AppError } from '../errors';
+import { config } from '../config';
 import { dynamo, tableName } from '../dynamo/client';
 import { tableDefinition } from '../dynamo/table';
-import { limits } from '../limits';
 import { logger } from '../logger';
 
 export interface RateLimitRule {
@@ -12,8 +12,8 @@ export interface RateLimitRule {
   windowMs: number;
 }
 
-/** DESIGN.md "Rate limits": the two wallet-link POSTs share one counter per account. */
-export const walletPostRateLimit: RateLimitRule = { name: 'wallet-post', limit: limits.walletPostsPerMinute, windowMs: 60_000 };
+/** DESIGN.md "Rate limits": the two wallet-link POSTs share one counter per account, `WALLET_POSTS_PER_MINUTE` a minute. */
+export const walletPostRateLimit = (): RateLimitRule => ({ name: 'wallet-post', limit: config().WALLET_POSTS_PER_MINUTE, windowMs: 60_000 });
 
 export type RateDecision = { allowed: true; remaining: number } | { allowed: false; retryAfterSeconds: number };
 
@@ -51,7 +51,7 @@ export async function hitRateLimit(rule: RateLimitRule, subject: string, now = D
   } catch (error) {
     logger().error({ err: error }, 'rate-limit counter update failed');
     // Without the shared counter the limit cannot be enforced; refuse rather than let requests through uncounted.
-    throw new AppError('unavailable', 'The rate limiter is unavailable; try again shortly.', undefined, { 'retry-after': '5' });
+    throw new AppError('unavailable', 'The rate limiter is unavailable; try again shortly.');
   }
   return decide(Number(result.Attributes?.hits ?? 0), rule, now);
 }

@@ -102,3 +102,32 @@ export async function handleMessage(text: string, groups: HubGroups, log: Logger
   }
   return { replies, close: false };
 }
+
+/**
+ * The replies to one message as management-API posts, in order, none above
+ * `maxBytes` (API Gateway rejects a larger post whole): consecutive replies
+ * share a post while they fit. A single reply that cannot fit (an invocation
+ * id close to the message limit) is not sendable; the connection is closed
+ * with an error in its place.
+ */
+export function repliesAsPosts(outcome: FrameOutcome, maxBytes: number): FrameOutcome {
+  const posts: string[] = [];
+  let post = '';
+  let postBytes = 0;
+  for (const reply of outcome.replies) {
+    const bytes = Buffer.byteLength(reply);
+    if (bytes > maxBytes) {
+      if (post) posts.push(post);
+      return { replies: [...posts, messages.close(hubErrors.closed('a reply exceeds the message size limit'))], close: true };
+    }
+    if (postBytes + bytes > maxBytes) {
+      posts.push(post);
+      post = '';
+      postBytes = 0;
+    }
+    post += reply;
+    postBytes += bytes;
+  }
+  if (post) posts.push(post);
+  return { replies: posts, close: outcome.close };
+}

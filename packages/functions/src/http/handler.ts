@@ -1,7 +1,11 @@
 import middy from '@middy/core';
 import type * as z from 'zod';
+import { allowedOriginOnly } from '../middleware/allowed-origin';
+import { limitBodySize } from '../middleware/body-size';
 import { cors } from '../middleware/cors';
+import { requireJsonContentType } from '../middleware/json-content-type';
 import { jsonResponse } from '../middleware/json-response';
+import { addSecurityHeaders } from '../middleware/security-headers';
 import { problemDetails } from '../middleware/problem-details';
 import { requestLogger } from '../middleware/request-logger';
 import type { HttpContext, HttpEvent, HttpMiddleware, HttpResult } from '../middleware/types';
@@ -17,7 +21,11 @@ export interface RouteInput<R extends HttpRoute> {
   body: Parsed<Request<R> extends { body: infer B } ? B : undefined>;
 }
 
-/** The Middy chain of every HTTP endpoint: log, CORS, problem+json, JSON out, auth when required, validated input. */
+/**
+ * The Middy chain of every HTTP endpoint: log, nosniff, CORS, problem+json, JSON
+ * out; then the checks that need no identity (origin where the route refuses
+ * others, body size, JSON content type), auth when required, validated input.
+ */
 export function httpHandler<R extends HttpRoute, T>(
   route: R,
   run: (input: RouteInput<R>, context: HttpContext, event: HttpEvent) => Promise<T>,
@@ -29,9 +37,13 @@ export function httpHandler<R extends HttpRoute, T>(
   }
   const chain = middy<HttpEvent, HttpResult, Error, HttpContext>()
     .use(requestLogger<HttpEvent, HttpResult, HttpContext>({ message: 'request', level: 'info', fields: (event) => ({ requestId: event.requestContext?.requestId, route: event.routeKey }) }))
+    .use(addSecurityHeaders<HttpEvent, HttpResult, HttpContext>())
     .use(cors())
     .use(problemDetails<HttpEvent, HttpResult, HttpContext>((event) => event.rawPath ?? '/'));
   if (route.produces !== 'text/html') chain.use(jsonResponse());
+  if (route.refusesOtherOrigins) chain.use(allowedOriginOnly());
+  chain.use(limitBodySize());
+  if (route.request?.body) chain.use(requireJsonContentType());
   chain.use(authMiddlewares);
   chain.use(validateInput(route.request ?? {}));
   return chain.handler(async (event, context) => (await run(context.input as RouteInput<R>, context, event)) as unknown as HttpResult);

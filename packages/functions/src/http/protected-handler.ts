@@ -16,7 +16,7 @@ import { httpHandler, type RouteInput } from './handler';
 export function protectedHandler<R extends HttpRoute & { auth: 'jwt' }, T>(
   route: R,
   run: (input: RouteInput<R>, caller: Identity, context: HttpContext) => Promise<T>,
-  options: { rateLimit?: RateLimitRule } = {},
+  options: { rateLimit?: () => RateLimitRule } = {},
 ) {
   return httpHandler(route, (input, context) => run(input, callerOf(context), context), [
     authenticate(),

@@ -2,7 +2,7 @@ import { JwtVerifier } from 'aws-jwt-verify';
 import { FetchError, JwtBaseError, JwtExpiredError, NonRetryableFetchError } from 'aws-jwt-verify/error';
 import type { Fetcher } from 'aws-jwt-verify/https';
 import { SimpleJwksCache } from 'aws-jwt-verify/jwk';
-import { identityFromClaims, issuerFor, type Identity } from '@hatchery/core/accounts/identity';
+import { brokenIdTokenRule, identityFromClaims, issuerFor, type Identity } from '@hatchery/core/accounts/identity';
 import { config } from '@hatchery/core/config';
 import { AppError } from '@hatchery/core/errors';
 import type { HttpMiddleware } from './types';
@@ -36,6 +36,8 @@ function createVerifier() {
         // The library accepts any algorithm the key allows and treats `exp` as optional; ID tokens are RS256 and always expire.
         if (header.alg !== 'RS256') throw new InvalidTokenError('the token is not RS256');
         if (payload.exp === undefined) throw new InvalidTokenError('the token has no expiry');
+        const broken = brokenIdTokenRule(payload, Date.now() / 1000);
+        if (broken) throw new InvalidTokenError(broken);
       },
     },
     { jwksCache: new SimpleJwksCache({ fetcher: jwksFetcher }) },
@@ -48,7 +50,7 @@ let verifier: ReturnType<typeof createVerifier> | undefined;
 const unauthorized = (detail: string, error?: string) =>
   new AppError('unauthorized', detail, undefined, error ? { 'www-authenticate': `Bearer error="${error}"` } : undefined);
 
-/** Verifies an identity-provider ID token (signature by the JWKS, issuer, audience, expiry) and returns its identity; 401 otherwise. */
+/** Verifies an identity-provider ID token by every rule Firebase publishes (signature by the JWKS, issuer, audience, times, subject) and returns its identity; 401 otherwise. */
 export async function verifyIdToken(token: string): Promise<Identity> {
   verifier ??= createVerifier();
   let payload: Record<string, unknown>;

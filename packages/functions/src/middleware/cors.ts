@@ -1,12 +1,10 @@
-import { config } from '@hatchery/core/config';
-import { isOriginAllowed } from '@hatchery/core/cors';
+import { corsPolicy, isOriginAllowed } from '@hatchery/core/cors';
 import type { HttpEvent, HttpMiddleware } from './types';
 
 /** CORS headers for an allowed origin; none at all for any other (DESIGN.md "Authentication"). */
 export function corsHeaders(event: HttpEvent): Record<string, string> {
   const origin = event.headers?.origin;
-  const { CORS_ORIGINS, CORS_ALLOWED_HOST_SUFFIXES } = config();
-  if (!origin || !isOriginAllowed(origin, { origins: CORS_ORIGINS, hostSuffixes: CORS_ALLOWED_HOST_SUFFIXES })) return {};
+  if (!origin || !isOriginAllowed(origin, corsPolicy())) return {};
   return {
     'access-control-allow-origin': origin,
     'access-control-allow-credentials': 'true',

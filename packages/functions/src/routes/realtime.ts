@@ -14,6 +14,8 @@ export const realtimeRoutes = {
       'Methods Subscribe(address) and Unsubscribe(address); events marketChanged { count, maxBlock } to everyone and forgeFulfilled { requestId, tokenId, editionId } to the buyer’s group.',
     request: { query: negotiateQuerySchema },
     response: negotiateResponseSchema,
+    // The hub's rule: pages of other origins are refused here as on the WebSocket.
+    refusesOtherOrigins: true,
   },
 } as const satisfies Record<string, HttpRoute>;
 

@@ -1,5 +1,6 @@
 import { connectionStore } from '@hatchery/core/realtime/connections';
-import { HubError, handleMessage, hubErrors, type HubGroups } from '@hatchery/core/realtime/hub';
+import { limits } from '@hatchery/core/limits';
+import { HubError, handleMessage, hubErrors, repliesAsPosts, type HubGroups } from '@hatchery/core/realtime/hub';
 import { hubConnections, managementClient, managementEndpoint } from '@hatchery/core/realtime/management';
 import type { WsEvent } from '../routes/realtime';
 import { wsHandler } from './handler';
@@ -21,13 +22,16 @@ const text = (event: WsEvent) => (event.isBase64Encoded ? Buffer.from(event.body
 /**
  * $default: every message of a hub client (SignalR JSON hub protocol). The
  * answers go back through the management API, as there is no response
- * channel on a WebSocket route; a malformed message closes the connection.
+ * channel on a WebSocket route, in as many posts as its payload limit needs;
+ * a malformed message closes the connection.
  */
 export const handler = wsHandler(async (event, context) => {
   const { connectionId } = event.requestContext;
-  const outcome = await handleMessage(text(event), groupsOf(connectionId), context.log);
+  const outcome = repliesAsPosts(await handleMessage(text(event), groupsOf(connectionId), context.log), limits.hub.managementPayloadBytes);
   const connections = hubConnections(managementClient(managementEndpoint(event.requestContext)));
-  if (outcome.replies.length) await connections.post(connectionId, outcome.replies.join(''));
+  for (const post of outcome.replies) {
+    if ((await connections.post(connectionId, post)) === 'gone') return { statusCode: 200 };
+  }
   if (outcome.close) await connections.close(connectionId);
   return { statusCode: 200 };
 });

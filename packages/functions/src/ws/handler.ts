@@ -1,4 +1,5 @@
 import middy from '@middy/core';
+import { addSecurityHeaders } from '../middleware/security-headers';
 import { problemDetails } from '../middleware/problem-details';
 import { requestLogger, type LoggedContext } from '../middleware/request-logger';
 import type { WsEvent, WsResult } from '../routes/realtime';
@@ -15,6 +16,7 @@ export function wsHandler(run: (event: WsEvent, context: WsContext) => Promise<W
         fields: ({ requestContext: { requestId, routeKey, connectionId } }) => ({ requestId, route: routeKey, connectionId }),
       }),
     )
+    .use(addSecurityHeaders<WsEvent, WsResult, WsContext>())
     // A failure is answered with its problem status (refusing a $connect), never thrown back at API Gateway.
     .use(problemDetails<WsEvent, WsResult, WsContext>((event) => event.requestContext.routeKey))
     .handler(run);

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
 import { toProblem, AppError } from '@hatchery/core/errors';
+import { securityHeaders } from '@hatchery/core/security-headers';
 import type { HttpRoute } from '@hatchery/functions/routes';
 import { lambdaContext, loadHandler } from './lambda';
 import { createRouter, type MatchedRoute } from './routing';
@@ -15,7 +16,7 @@ async function readBody(request: IncomingMessage): Promise<Buffer | undefined> {
   let size = 0;
   for await (const chunk of request) {
     size += (chunk as Buffer).length;
-    if (size > maxBodyBytes) throw new AppError('validation', 'The request body is too large.', { body: [`at most ${maxBodyBytes} bytes`] });
+    if (size > maxBodyBytes) throw new AppError('payloadTooLarge', `The request body is larger than ${maxBodyBytes} bytes.`);
     chunks.push(chunk as Buffer);
   }
   return chunks.length ? Buffer.concat(chunks) : undefined;
@@ -23,10 +24,11 @@ async function readBody(request: IncomingMessage): Promise<Buffer | undefined> {
 
 /** Builds the payload format 2.0 event API Gateway's HTTP API would send. */
 export function toEventV2(request: IncomingMessage, url: URL, matched: MatchedRoute, body: Buffer | undefined): APIGatewayProxyEventV2 {
+  // Every repeated header joined with a bare comma, as payload 2.0 does; Node's `headers` would keep only the first of some (authorization among them).
   const headers: Record<string, string> = {};
-  for (const [name, value] of Object.entries(request.headers)) {
-    if (value === undefined || name === 'cookie') continue;
-    headers[name.toLowerCase()] = Array.isArray(value) ? value.join(',') : value;
+  for (const [name, values] of Object.entries(request.headersDistinct)) {
+    if (values === undefined || name === 'cookie') continue;
+    headers[name] = values.join(',');
   }
   const query: Record<string, string> = {};
   for (const [key, value] of url.searchParams) query[key] = key in query ? `${query[key]},${value}` : value;
@@ -80,9 +82,10 @@ export function writeResultV2(response: ServerResponse, result: unknown): void {
   response.end(body);
 }
 
+/** The gateway's own answers (no route, throttled, Lambda failing); they carry the security headers too, as every response of the service does. */
 export function writeProblem(response: ServerResponse, error: unknown, instance: string): void {
   const problem = toProblem(error, instance);
-  response.writeHead(problem.status, problem.headers);
+  response.writeHead(problem.status, { ...problem.headers, ...securityHeaders });
   response.end(JSON.stringify(problem.body));
 }
 

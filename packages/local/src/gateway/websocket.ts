@@ -4,6 +4,7 @@ import type { Duplex } from 'node:stream';
 import { WebSocketServer, type RawData, type WebSocket } from 'ws';
 import { AppError, toProblem } from '@hatchery/core/errors';
 import { limits } from '@hatchery/core/limits';
+import { securityHeaders } from '@hatchery/core/security-headers';
 import { logger } from '@hatchery/core/logger';
 import type { WsEvent, WsResult, WsRoute } from '@hatchery/functions/routes/realtime';
 import { lambdaContext, loadHandler } from './lambda';
@@ -88,7 +89,7 @@ function refuse(socket: Duplex, status: number, headers: Record<string, string> 
 
 function refuseWithProblem(socket: Duplex, error: AppError, instance: string): void {
   const problem = toProblem(error, instance);
-  refuse(socket, problem.status, problem.headers, JSON.stringify(problem.body));
+  refuse(socket, problem.status, { ...problem.headers, ...securityHeaders }, JSON.stringify(problem.body));
 }
 
 const isSuccess = (result: unknown): boolean => {
@@ -129,7 +130,18 @@ export function websocketApi(options: { path: string; routes: readonly WsRoute[]
     if (routeKey === '$disconnect') void next.then(() => queues.get(id) === next && queues.delete(id));
   }
 
-  function open(identity: Identity, socket: WebSocket): void {
+  /** A $disconnect for the connection, once however many ways its end is noticed. */
+  function disconnecter(identity: Identity): (code: number, reason: string) => void {
+    let delivered = false;
+    return (code, reason) => {
+      if (delivered) return;
+      delivered = true;
+      const context = { ...requestContext(identity, '$disconnect', stage, apiId), disconnectStatusCode: code, disconnectReason: reason };
+      enqueue(identity.id, '$disconnect', { requestContext: context, isBase64Encoded: false });
+    };
+  }
+
+  function open(identity: Identity, socket: WebSocket, disconnect: (code: number, reason: string) => void): void {
     const connection: LiveConnection = { ...identity, socket, lastActiveAt: identity.connectedAt };
     live.set(identity.id, connection);
     const idle = setTimeout(() => socket.close(1001, 'Going away'), limits.hub.idleTimeoutMs).unref();
@@ -149,8 +161,7 @@ export function websocketApi(options: { path: string; routes: readonly WsRoute[]
       clearTimeout(idle);
       clearTimeout(lifetime);
       live.delete(identity.id);
-      const context = { ...requestContext(identity, '$disconnect', stage, apiId), disconnectStatusCode: code, disconnectReason: reason.toString('utf8') };
-      enqueue(identity.id, '$disconnect', { requestContext: context, isBase64Encoded: false });
+      disconnect(code, reason.toString('utf8'));
     });
   }
 
@@ -182,13 +193,19 @@ export function websocketApi(options: { path: string; routes: readonly WsRoute[]
       refuse(socket, statusCode, headers, body);
       return;
     }
+    // From here API Gateway reports a $disconnect whatever happens, also when the client gave up while $connect ran
+    // (closed, or only half-closed, which the upgrade then drops without a word).
+    const disconnect = disconnecter(identity);
+    const abandoned = () => disconnect(1006, '');
     if (socket.destroyed) {
-      // The client gave up while $connect ran: API Gateway still reports the disconnect.
-      const context = { ...requestContext(identity, '$disconnect', stage, apiId), disconnectStatusCode: 1006, disconnectReason: '' };
-      enqueue(identity.id, '$disconnect', { requestContext: context, isBase64Encoded: false });
+      abandoned();
       return;
     }
-    server.handleUpgrade(request, socket, head, (webSocket) => open(identity, webSocket));
+    socket.once('close', abandoned);
+    server.handleUpgrade(request, socket, head, (webSocket) => {
+      socket.off('close', abandoned);
+      open(identity, webSocket, disconnect);
+    });
   }
 
   return {

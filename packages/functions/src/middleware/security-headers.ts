@@ -1,0 +1,15 @@
+import type middy from '@middy/core';
+import type { Context } from 'aws-lambda';
+import { securityHeaders } from '@hatchery/core/security-headers';
+
+interface WithHeaders {
+  headers?: Record<string, string | number | boolean>;
+}
+
+/** Adds the service's security headers (nosniff) to every response of the chain, problems included. */
+export function addSecurityHeaders<TEvent, TResult extends WithHeaders, TContext extends Context>(): middy.MiddlewareObj<TEvent, TResult, Error, TContext> {
+  const add = (request: middy.Request<TEvent, TResult, Error, TContext>) => {
+    if (request.response) request.response.headers = { ...request.response.headers, ...securityHeaders };
+  };
+  return { after: add, onError: add };
+}
