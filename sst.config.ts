@@ -10,7 +10,7 @@ const protectedStages = ['prod', 'production'];
 export default $config({
   app(input) {
     const kept = protectedStages.includes(input?.stage ?? '');
-    return { name: 'hatchery', home: 'aws', removal: kept ? 'retain' : 'remove', protect: kept };
+    return { name: 'hatchery', home: 'aws', providers: { aws: '7.20.0', random: '4.16.6' }, removal: kept ? 'retain' : 'remove', protect: kept };
   },
   async run() {
     const { deploySettings } = await import('./infra/settings');
@@ -29,14 +29,14 @@ export default $config({
     const settings = deploySettings();
     const vpc = createNetwork(settings);
     const secrets = createSecrets();
-    const databaseUrl = createDatabase(vpc, settings);
+    const database = createDatabase(vpc, settings);
     const table = createTable();
-    const context = functionContext(vpc, databaseUrl, table, secrets);
-    createMigrations(context);
+    const context = functionContext(vpc, database.url, table, secrets);
+    createMigrations(context, database);
     const api = createHttpApi(context, settings);
     const hub = createHub(context, settings);
-    createListener(vpc, databaseUrl, table, hub, settings);
-    const router = createRouter(api, hub, settings);
+    createListener(vpc, database.url, table, hub, settings);
+    const router = createRouter(api, hub, secrets, settings);
 
     return {
       /** The base URL of the HTTP API. */

@@ -10,20 +10,25 @@ export const routeKey = (route: HttpRoute): string => `${route.method} ${route.p
  * own function. The gateway neither authorizes nor answers CORS: the handlers'
  * Middy chain does both, so a missing token is the same problem+json 401 with
  * `WWW-Authenticate: Bearer` as locally, and an unlisted origin gets no CORS
- * headers at all.
+ * headers at all. With any CORS configuration API Gateway answers preflights
+ * itself and drops the handlers' CORS headers, and SST's `cors: false` still
+ * writes an empty one, so the API's args lose it.
  */
 export function createHttpApi(context: FunctionContext, settings: DeploySettings): sst.aws.ApiGatewayV2 {
   const api = new sst.aws.ApiGatewayV2('Api', {
     cors: false,
     accessLog: { retention: '1 month' },
     transform: {
+      api: (args) => {
+        delete args.corsConfiguration;
+      },
       stage: (args) => {
-        args.defaultRouteSettings = { ...args.defaultRouteSettings, ...stageThrottling(settings) };
+        args.defaultRouteSettings = { ...stageThrottling(settings) };
       },
     },
   });
   for (const route of Object.values<HttpRoute>(httpRoutes)) {
-    api.route(routeKey(route), lambda(route.handler, context, sizing.http, { description: route.summary }), { auth: false });
+    api.route(routeKey(route), lambda(route.handler, context, sizing.http, `${routeKey(route)}: ${route.summary}`), { auth: false });
   }
   return api;
 }

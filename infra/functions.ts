@@ -4,11 +4,11 @@ import type { Secrets } from './secrets';
 /** What every function of the service gets: the network and the linked resources the configuration reads. */
 export interface FunctionContext {
   vpc: sst.aws.Vpc;
-  link: sst.Link[];
+  link: NonNullable<sst.aws.FunctionArgs['link']>;
 }
 
 export function functionContext(vpc: sst.aws.Vpc, databaseUrl: DatabaseUrl, table: sst.aws.Dynamo, secrets: Secrets): FunctionContext {
-  return { vpc, link: [databaseUrl, table, secrets.idpProjectId, secrets.corsOrigins, secrets.corsAllowedHostSuffixes] };
+  return { vpc, link: [databaseUrl, table, secrets.idpProjectId, secrets.corsOrigins, secrets.corsAllowedHostSuffixes, secrets.originVerify] };
 }
 
 /** Sizes by kind of work: HTTP handlers answer users; hub handlers answer a ping every 15 s per client; the migrator runs once per deploy. */
@@ -18,8 +18,16 @@ export const sizing = {
   migrator: { memory: '512 MB', timeout: '5 minutes' },
 } as const satisfies Record<string, Pick<sst.aws.FunctionArgs, 'memory' | 'timeout'>>;
 
+/** AWS Lambda's limit on a function's description (CreateFunction rejects a longer one). */
+export const lambdaDescriptionLimit = 256;
+
+/** A description Lambda accepts: the text, cut at the limit with an ellipsis. */
+export function lambdaDescription(text: string): string {
+  return text.length <= lambdaDescriptionLimit ? text : `${text.slice(0, lambdaDescriptionLimit - 1)}…`;
+}
+
 /**
- * One Lambda function: Node.js 22 on arm64 (Graviton, about 20% cheaper per
+ * One Lambda function: Node.js 24 on arm64 (Graviton, about 20% cheaper per
  * GB-second), its own minified ESM bundle of just what its handler imports,
  * in the VPC, with the service's links. `handler` is SST's notation.
  */
@@ -27,11 +35,13 @@ export function lambda(
   handler: string,
   context: FunctionContext,
   size: (typeof sizing)[keyof typeof sizing],
-  extra: Omit<sst.aws.FunctionArgs, 'handler' | 'vpc' | 'link' | 'memory' | 'timeout'> = {},
+  description: string,
+  extra: Omit<sst.aws.FunctionArgs, 'handler' | 'vpc' | 'link' | 'memory' | 'timeout' | 'description'> = {},
 ): sst.aws.FunctionArgs {
   return {
     handler,
-    runtime: 'nodejs22.x',
+    description: lambdaDescription(description),
+    runtime: 'nodejs24.x',
     architecture: 'arm64',
     nodejs: { format: 'esm', minify: true },
     vpc: context.vpc,

@@ -3,7 +3,7 @@ import { lambda, sizing, type FunctionContext } from './functions';
 import { stageThrottling, type DeploySettings } from './settings';
 
 /** What posting to (and closing) the hub's connections through the management API takes. */
-export function manageConnections(hub: sst.aws.ApiGatewayWebSocket): $util.Permission {
+export function manageConnections(hub: sst.aws.ApiGatewayWebSocket): sst.aws.FunctionPermissionArgs {
   return { actions: ['execute-api:ManageConnections'], resources: [$interpolate`${hub.nodes.api.executionArn}/*/*/@connections/*`] };
 }
 
@@ -19,15 +19,14 @@ export function createHub(context: FunctionContext, settings: DeploySettings): s
     accessLog: { retention: '1 month' },
     transform: {
       stage: (args) => {
-        args.defaultRouteSettings = { ...args.defaultRouteSettings, ...stageThrottling(settings) };
+        args.defaultRouteSettings = { ...stageThrottling(settings) };
       },
     },
   });
   for (const route of wsRoutes) {
     hub.route(
       route.routeKey,
-      lambda(route.handler, context, sizing.hub, {
-        description: `Realtime hub ${route.routeKey}`,
+      lambda(route.handler, context, sizing.hub, `Realtime hub ${route.routeKey}`, {
         environment: { WEBSOCKET_MANAGEMENT_ENDPOINT: hub.managementEndpoint },
         permissions: [manageConnections(hub)],
       }),

@@ -11,6 +11,11 @@ export const listenerImage = { context: '.', dockerfile: 'packages/listener/Dock
  * links the database URL and the table (SST grants the table's access with
  * the link) and may manage the hub's connections. Built for x86_64, the
  * platform most deploy machines and CI runners build images on natively.
+ *
+ * On an `sst.aws.Vpc` SST puts services in the public subnets with a public
+ * IP; the cluster is given the VPC's parts instead, with the private subnets
+ * for containers, so the task has no public address and leaves through the
+ * NAT gateways (the addresses a database allow-list names).
  */
 export function createListener(
   vpc: sst.aws.Vpc,
@@ -19,7 +24,16 @@ export function createListener(
   hub: sst.aws.ApiGatewayWebSocket,
   settings: DeploySettings,
 ): sst.aws.Service {
-  const cluster = new sst.aws.Cluster('Cluster', { vpc });
+  const cluster = new sst.aws.Cluster('Cluster', {
+    vpc: {
+      id: vpc.id,
+      securityGroups: vpc.securityGroups,
+      containerSubnets: vpc.privateSubnets,
+      loadBalancerSubnets: vpc.publicSubnets,
+      cloudmapNamespaceId: vpc.nodes.cloudmapNamespace.id,
+      cloudmapNamespaceName: vpc.nodes.cloudmapNamespace.name,
+    },
+  });
   return new sst.aws.Service('Listener', {
     cluster,
     image: listenerImage,
@@ -33,7 +47,7 @@ export function createListener(
     permissions: [manageConnections(hub)],
     environment: {
       WEBSOCKET_MANAGEMENT_ENDPOINT: hub.managementEndpoint,
-      AWS_REGION: aws.getRegionOutput().name,
+      AWS_REGION: aws.getRegionOutput().region,
     },
   });
 }

@@ -1,5 +1,7 @@
 import { httpRoutes, type HttpRoute } from '@hatchery/functions/routes';
 import { hubPath } from '@hatchery/functions/routes/realtime';
+import { originVerifyHeader } from '@hatchery/core/origin-verify';
+import type { Secrets } from './secrets';
 import type { DeploySettings } from './settings';
 
 /** AWS WAF counts a rate-based rule's requests over five minutes. */
@@ -7,6 +9,16 @@ const wafWindowSeconds = 300;
 
 /** Headers CloudFront must key its cache on, so that no cached response ever reaches another caller or another origin. */
 export const cacheKeyHeaders = ['authorization', 'origin'];
+
+/**
+ * The error statuses CloudFront would otherwise cache for its default error
+ * TTL (10 s): every one it lets a distribution configure. A 503 that lasted a
+ * second must not be served from the edge for ten.
+ */
+export const uncachedErrorStatuses = [400, 403, 404, 405, 414, 416, 500, 501, 502, 503, 504];
+
+/** HSTS for a year; subdomains are the platform team's to decide, so they are left out. */
+const hstsMaxAgeSeconds = 365 * 24 * 60 * 60;
 
 const escapeRegex = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
@@ -31,20 +43,42 @@ export function hubOrigin(webSocketUrl: string): { url: string; rewrite: { regex
  * WAF's managed rule sets stay off: the core set blocks clients without a
  * User-Agent and the SQL-injection set misreads filter expressions, which
  * never reach SQL as text anyway.
+ *
+ * Every request it forwards carries the stage's origin-verification secret,
+ * which the functions require, so the APIs' own endpoints cannot be used to
+ * go around the WAF and the HSTS policy. Error responses are never cached.
  */
-export function createRouter(api: sst.aws.ApiGatewayV2, hub: sst.aws.ApiGatewayWebSocket, settings: DeploySettings): sst.aws.Router {
+export function createRouter(api: sst.aws.ApiGatewayV2, hub: sst.aws.ApiGatewayWebSocket, secrets: Secrets, settings: DeploySettings): sst.aws.Router {
+  const securityHeaders = new aws.cloudfront.ResponseHeadersPolicy('RouterSecurityHeaders', {
+    comment: 'HSTS and nosniff on every response, including the ones API Gateway answers itself',
+    securityHeadersConfig: {
+      strictTransportSecurity: { accessControlMaxAgeSec: hstsMaxAgeSeconds, includeSubdomains: false, preload: false, override: true },
+      contentTypeOptions: { override: true },
+    },
+  });
   const router = new sst.aws.Router('Router', {
-    ...(settings.ipRequestsPerSecond > 0 && {
-      waf: {
-        rateLimitPerIp: settings.ipRequestsPerSecond * wafWindowSeconds,
-        managedRules: { coreRuleSet: false, knownBadInputs: true, sqlInjection: false },
+    waf:
+      settings.ipRequestsPerSecond > 0
+        ? { rateLimitPerIp: settings.ipRequestsPerSecond * wafWindowSeconds, managedRules: { coreRuleSet: false, knownBadInputs: true, sqlInjection: false } }
+        : undefined,
+    edge: {
+      viewerRequest: {
+        injection: $interpolate`event.request.headers["${originVerifyHeader}"] = { value: "${secrets.originVerify.properties.value}" };`,
       },
-    }),
+    },
     transform: {
       cachePolicy: (args) => {
-        const headers = args.parametersInCacheKeyAndForwardedToOrigin.headersConfig;
-        headers.headerBehavior = 'whitelist';
-        headers.headers = { items: [...new Set([...(headers.headers?.items ?? []), ...cacheKeyHeaders])] };
+        args.parametersInCacheKeyAndForwardedToOrigin = $output(args.parametersInCacheKeyAndForwardedToOrigin).apply((parameters) => ({
+          ...parameters,
+          headersConfig: {
+            headerBehavior: 'whitelist',
+            headers: { items: [...new Set([...(parameters.headersConfig.headers?.items ?? []), ...cacheKeyHeaders])] },
+          },
+        }));
+      },
+      cdn: (args) => {
+        args.customErrorResponses = uncachedErrorStatuses.map((errorCode) => ({ errorCode, errorCachingMinTtl: 0 }));
+        args.defaultCacheBehavior = $output(args.defaultCacheBehavior).apply((behavior) => ({ ...behavior, responseHeadersPolicyId: securityHeaders.id }));
       },
     },
   });

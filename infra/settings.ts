@@ -48,6 +48,6 @@ export function deploySettings(env: NodeJS.ProcessEnv = process.env): DeploySett
 }
 
 /** API Gateway stage throttling: the steady rate and a burst of twice that, as the local limiter allows. */
-export function stageThrottling(settings: DeploySettings): sst.aws.StageArgs['defaultRouteSettings'] {
+export function stageThrottling(settings: DeploySettings): aws.types.input.apigatewayv2.StageDefaultRouteSettings {
   return { throttlingRateLimit: settings.stageRequestsPerSecond, throttlingBurstLimit: settings.stageRequestsPerSecond * 2 };
 }

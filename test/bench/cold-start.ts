@@ -23,7 +23,6 @@ export const coldStartBench: BenchSection = async ({ stack, sql }) => {
         databaseUrl: stack.databaseUrl,
         dynamoEndpoint: stack.dynamoEndpoint,
         managementEndpoint: stack.url,
-        tableName: process.env.DYNAMODB_TABLE ?? 'hatchery',
         idpProjectId: stack.idp.projectId,
       },
       workdir,

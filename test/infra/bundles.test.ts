@@ -29,7 +29,6 @@ beforeAll(async () => {
       databaseUrl: stack.databaseUrl,
       dynamoEndpoint: stack.dynamoEndpoint,
       managementEndpoint: stack.url,
-      tableName: process.env.DYNAMODB_TABLE ?? 'hatchery',
       idpProjectId: process.env.IDP_PROJECT_ID ?? 'hatchery-local',
     },
     workdir,
@@ -70,7 +69,8 @@ describe('function bundles', () => {
 
   it('migrates an empty database with the migration function and the SQL files copied beside it', async () => {
     const migrator = rows.find((row) => row.key === 'Function Migrator');
-    expect(migrator?.probe.result).toEqual({ migrated: true });
+    expect(migrator, rows.map((row) => row.key).join(', ')).toBeDefined();
+    expect(migrator?.probe.result).toEqual({ migrated: true, attempts: 1 });
     const url = new URL(stack.databaseUrl);
     url.pathname = `/${migrationDatabase}`;
     const client = new pg.Client({ connectionString: url.href });

@@ -1,15 +1,17 @@
 import { execFile } from 'node:child_process';
-import { cpSync, mkdirSync, readFileSync, statSync } from 'node:fs';
+import { mkdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { gzipSync } from 'node:zlib';
+import { CreateTableCommand, DynamoDBClient, ResourceInUseException } from '@aws-sdk/client-dynamodb';
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
-import { build } from 'esbuild';
+import { createTableInput } from '@hatchery/core/dynamo/table';
+import { originVerifyHeader } from '@hatchery/core/origin-verify';
 import { httpRoutes, type HttpRoute } from '@hatchery/functions/routes';
 import type { WsEvent } from '@hatchery/functions/routes/realtime';
 import { demoAddress } from '@hatchery/local/demo-data';
-import { installSstFakes, type DeployedFunction } from './fakes';
-import { handlerSource, lambdaEnvironment, repositoryRoot } from './sst-env';
+import { deployedFunctions, only, routesOf, state, type DeployedFunction } from './sst/deployed';
+import { runDeploy } from './sst/run';
 
 const run = promisify(execFile);
 
@@ -18,23 +20,16 @@ export interface Backing {
   databaseUrl: string;
   dynamoEndpoint: string;
   managementEndpoint: string;
-  tableName: string;
   idpProjectId: string;
 }
 
-/** The functions sst.config.ts deploys, recorded with the fakes, their links pointing at `backing`. */
-export async function deployedFunctions(backing: Backing): Promise<DeployedFunction[]> {
-  const secrets = { DatabaseUrl: backing.databaseUrl, IdpProjectId: backing.idpProjectId };
-  const names = Object.keys(secrets).map((name) => `SST_SECRET_${name}`);
-  Object.assign(process.env, Object.fromEntries(Object.entries(secrets).map(([name, value]) => [`SST_SECRET_${name}`, value])));
-  try {
-    const recording = installSstFakes({ physicalNames: { Table: backing.tableName }, hubManagementEndpoint: backing.managementEndpoint });
-    const { default: app } = await import('../../sst.config');
-    await app.run();
-    return recording.functions;
-  } finally {
-    for (const name of names) delete process.env[name];
-  }
+/** A deployed function, with what it serves and the code Lambda would be given, unpacked. */
+export interface ColdStartTarget {
+  key: string;
+  via: 'http' | 'hub' | 'migrator';
+  fn: DeployedFunction;
+  taskRoot: string;
+  bundle: Bundle;
 }
 
 export interface Bundle {
@@ -44,52 +39,42 @@ export interface Bundle {
 }
 
 /**
- * Bundles every handler as SST's Node.js runtime does (pkg/runtime/node/build.go):
- * one self-contained ESM file per function, platform node, target esnext,
- * minified with names kept, `module` before `main`, only sharp and pg-native
- * left out, and a banner giving ESM code `require`, `__filename` and
- * `__dirname`. The AWS SDK is bundled too, as SST does by default, so each
- * function carries exactly the SDK version it was tested with.
+ * The functions `sst deploy` would create (the real components under Pulumi's
+ * mocks, on a stage that uses the local stack's database), each one's code.zip
+ * unpacked as Lambda's task root. The deployed table is created in the local
+ * DynamoDB API under its deployed name.
  */
-export async function bundleHandlers(handlers: readonly string[], outdir: string): Promise<Map<string, Bundle>> {
-  const entries = [...new Set(handlers)].map((handler) => {
-    const { file } = handlerSource(handler);
-    return { handler, in: join(repositoryRoot, file), out: file.replace(/\.ts$/, '') };
-  });
-  await build({
-    entryPoints: entries.map(({ in: input, out }) => ({ in: input, out })),
-    outdir,
-    outExtension: { '.js': '.mjs' },
-    bundle: true,
-    platform: 'node',
-    format: 'esm',
-    target: 'esnext',
-    mainFields: ['module', 'main'],
-    external: ['sharp', 'pg-native'],
-    minify: true,
-    keepNames: true,
-    sourcemap: false,
-    logLevel: 'silent',
-    banner: {
-      js: [
-        `import { createRequire as topLevelCreateRequire } from 'module';`,
-        `const require = topLevelCreateRequire(import.meta.url);`,
-        `import { fileURLToPath as topLevelFileUrlToPath, URL as topLevelURL } from "url"`,
-        `const __filename = topLevelFileUrlToPath(import.meta.url)`,
-        `const __dirname = topLevelFileUrlToPath(new topLevelURL(".", import.meta.url))`,
-      ].join('\n'),
-    },
-  });
-  return new Map(
-    entries.map(({ handler, out }) => {
-      const file = join(outdir, `${out}.mjs`);
-      return [handler, { file, bytes: statSync(file).size, gzipBytes: gzipSync(readFileSync(file)).length }];
-    }),
-  );
+export async function deployForColdStarts(backing: Backing, workdir: string): Promise<ColdStartTarget[]> {
+  const result = await runDeploy({ stage: 'coldstart', env: { SST_SECRET_DatabaseUrl: backing.databaseUrl, SST_SECRET_IdpProjectId: backing.idpProjectId } });
+  try {
+    if (result.error) throw new Error(`deploy failed: ${result.error}`);
+    const tableName = String(state(only(result, 'aws:dynamodb/table:Table')).name);
+    const dynamo = new DynamoDBClient({ endpoint: backing.dynamoEndpoint, region: 'us-east-1', credentials: { accessKeyId: 'local', secretAccessKey: 'local' } });
+    await dynamo.send(new CreateTableCommand(createTableInput(tableName))).catch((error: unknown) => {
+      if (!(error instanceof ResourceInUseException)) throw error;
+    });
+    dynamo.destroy();
+    const served = new Map<string, { key: string; via: ColdStartTarget['via'] }>();
+    for (const [key, { fn }] of routesOf(result, only(result, 'aws:apigatewayv2/api:Api', 'ApiApi'))) served.set(fn.id, { key, via: 'http' });
+    for (const [key, { fn }] of routesOf(result, only(result, 'aws:apigatewayv2/api:Api', 'HubApi'))) served.set(fn.id, { key, via: 'hub' });
+    return await Promise.all(
+      deployedFunctions(result).map(async (fn) => {
+        const taskRoot = join(workdir, 'task', fn.id);
+        mkdirSync(taskRoot, { recursive: true });
+        await run('unzip', ['-q', '-o', fn.build.zip, '-d', taskRoot]);
+        const file = join(taskRoot, `${fn.lambda.handler.slice(0, fn.lambda.handler.lastIndexOf('.'))}.mjs`);
+        const bytes = statSync(file).size;
+        const role = served.get(fn.id) ?? { key: `Function ${fn.id}`, via: 'migrator' as const };
+        return { ...role, fn, taskRoot, bundle: { file, bytes, gzipBytes: gzipSync(readFileSync(file)).length } };
+      }),
+    );
+  } finally {
+    rmSync(result.workDir, { recursive: true, force: true });
+  }
 }
 
 /** A request each HTTP function answers without a token: `{address}` is demo wallet 1, a greedy path matches nothing. */
-export function httpEvent(route: HttpRoute): APIGatewayProxyEventV2 {
+export function httpEvent(route: HttpRoute, extraHeaders: Record<string, string> = {}): APIGatewayProxyEventV2 {
   const method = route.method === 'ANY' ? 'GET' : route.method;
   const path = route.path.replace('{address}', demoAddress(1)).replace('{proxy+}', 'no/such/path');
   const rawQueryString = method === 'POST' && route.auth === 'none' ? 'negotiateVersion=1' : '';
@@ -99,7 +84,7 @@ export function httpEvent(route: HttpRoute): APIGatewayProxyEventV2 {
     routeKey: `${route.method} ${route.path}`,
     rawPath: path,
     rawQueryString,
-    headers: { host: 'api.example.test', 'user-agent': 'cold-start-probe', accept: 'application/json' },
+    headers: { host: 'api.example.test', 'user-agent': 'cold-start-probe', accept: 'application/json', ...extraHeaders },
     queryStringParameters: rawQueryString ? Object.fromEntries(new URLSearchParams(rawQueryString)) : undefined,
     pathParameters: route.path.includes('{address}') ? { address: demoAddress(1) } : route.path.includes('{proxy+}') ? { proxy: 'no/such/path' } : undefined,
     requestContext: {
@@ -129,7 +114,7 @@ export function expectedStatus(route: HttpRoute): number {
 const connectionId = 'ColdStartProbe1=';
 
 /** A hub event as API Gateway's WebSocket API sends it: $default carries the SignalR handshake. */
-export function hubEvent(routeKey: string): WsEvent {
+export function hubEvent(routeKey: string, extraHeaders: Record<string, string> = {}): WsEvent {
   const eventType = ({ $connect: 'CONNECT', $disconnect: 'DISCONNECT', $default: 'MESSAGE' } as const)[routeKey as '$connect'];
   const now = Date.now();
   return {
@@ -148,7 +133,7 @@ export function hubEvent(routeKey: string): WsEvent {
       connectionId,
       apiId: 'probe',
     },
-    ...(routeKey === '$connect' && { headers: { Host: 'hub.example.test' } }),
+    ...(routeKey === '$connect' && { headers: { Host: 'hub.example.test', ...extraHeaders } }),
     ...(routeKey === '$default' && { body: '{"protocol":"json","version":1}\u001e' }),
     isBase64Encoded: false,
   } as WsEvent;
@@ -184,23 +169,34 @@ process.stdout.write(JSON.stringify(report));
 process.exit(0);
 `;
 
-/** Imports and calls one bundle in a fresh Node.js process whose environment is only what SST and Lambda would give it. */
-export async function probe(fn: DeployedFunction, bundle: Bundle, backing: Backing, workdir: string, options: { event: unknown; links?: Record<string, Record<string, unknown>>; taskRoot?: string }): Promise<Probe> {
-  const keyFile = join(workdir, `${fn.key.replace(/[^\w]+/g, '_')}.enc`);
+/**
+ * Calls one deployed function in a fresh Node.js process, as Lambda would: its
+ * task root is the current directory, its environment only what the function
+ * was deployed with and what Lambda adds. The AWS endpoints it talks to are
+ * the local stack's, named in `overrides`.
+ */
+export async function probe(target: ColdStartTarget, backing: Backing, options: { event: unknown; overrides?: Record<string, string> }): Promise<Probe> {
+  const handler = target.fn.lambda.handler;
   const env = {
     PATH: process.env.PATH ?? '',
-    ...lambdaEnvironment(fn, keyFile, options.links),
-    // What Lambda sets, and the local stand-ins for AWS's endpoints.
+    ...target.fn.environment,
+    LAMBDA_TASK_ROOT: target.taskRoot,
     AWS_REGION: 'us-east-1',
     AWS_ACCESS_KEY_ID: 'local',
     AWS_SECRET_ACCESS_KEY: 'local',
-    ...(options.taskRoot && { LAMBDA_TASK_ROOT: options.taskRoot }),
     DYNAMODB_ENDPOINT: backing.dynamoEndpoint,
     LOG_LEVEL: 'silent',
-    PROBE_INPUT: JSON.stringify({ file: bundle.file, exportName: handlerSource(fn.args.handler as string).exportName, event: options.event }),
+    ...options.overrides,
+    PROBE_INPUT: JSON.stringify({ file: target.bundle.file, exportName: handler.slice(handler.lastIndexOf('.') + 1), event: options.event }),
   };
-  const { stdout } = await run(process.execPath, ['--input-type=module', '-e', probeScript], { env, cwd: workdir, timeout: 60_000, maxBuffer: 16 * 1024 * 1024 });
+  const { stdout } = await run(process.execPath, ['--input-type=module', '-e', probeScript], { env, cwd: target.taskRoot, timeout: 60_000, maxBuffer: 16 * 1024 * 1024 });
   return JSON.parse(stdout) as Probe;
+}
+
+/** What CloudFront adds to every request it forwards: the stage's origin-verification secret, as linked to the function. */
+export function throughRouter(target: ColdStartTarget): Record<string, string> {
+  const secret = target.fn.build.links.OriginVerify?.value;
+  return typeof secret === 'string' ? { [originVerifyHeader]: secret } : {};
 }
 
 export interface ColdStart {
@@ -223,37 +219,29 @@ async function probeMedian(times: number, once: () => Promise<Probe>): Promise<P
 }
 
 /**
- * Bundles every deployed function and measures each one's cold start against
- * `backing`, `times` fresh processes per function; the migrator migrates
- * `migrationDatabaseUrl`.
+ * Measures each deployed function's cold start against `backing`, `times`
+ * fresh processes per function; the migrator migrates `migrationDatabaseUrl`.
  */
 export async function measureColdStarts(backing: Backing, workdir: string, migrationDatabaseUrl: string, times = 1): Promise<ColdStart[]> {
-  const functions = await deployedFunctions(backing);
-  const bundles = await bundleHandlers(
-    functions.map((fn) => fn.args.handler as string),
-    join(workdir, 'bundles'),
-  );
+  const targets = await deployForColdStarts(backing, workdir);
   const routes = new Map(Object.values<HttpRoute>(httpRoutes).map((route) => [`${route.method} ${route.path}`, route]));
-  const hubOrder = ['$connect', '$default', '$disconnect'];
-  const ordered = [...functions].sort((a, b) => (a.via === 'hub' && b.via === 'hub' ? hubOrder.indexOf(a.key) - hubOrder.indexOf(b.key) : 0));
+  const order = (target: ColdStartTarget) => ['http', 'hub', 'migrator'].indexOf(target.via) * 10 + ['$connect', '$default', '$disconnect'].indexOf(target.key);
+  const managementEndpoint = { WEBSOCKET_MANAGEMENT_ENDPOINT: backing.managementEndpoint };
   const rows: ColdStart[] = [];
-  for (const fn of ordered) {
-    const handler = fn.args.handler as string;
-    const bundle = bundles.get(handler)!;
-    if (fn.via === 'http') {
-      const route = routes.get(fn.key)!;
-      const measured = await probeMedian(times, () => probe(fn, bundle, backing, workdir, { event: httpEvent(route) }));
-      rows.push({ key: fn.key, handler, bundle, probe: measured, expectedStatus: expectedStatus(route) });
-    } else if (fn.via === 'hub') {
-      const measured = await probeMedian(times, () => probe(fn, bundle, backing, workdir, { event: hubEvent(fn.key) }));
-      rows.push({ key: fn.key, handler, bundle, probe: measured, expectedStatus: 200 });
+  for (const target of [...targets].sort((a, b) => order(a) - order(b) || a.key.localeCompare(b.key))) {
+    const handler = target.fn.build.source;
+    if (target.via === 'http') {
+      const route = routes.get(target.key)!;
+      const event = httpEvent(route, throughRouter(target));
+      const measured = await probeMedian(times, () => probe(target, backing, { event }));
+      rows.push({ key: target.key, handler, bundle: target.bundle, probe: measured, expectedStatus: expectedStatus(route) });
+    } else if (target.via === 'hub') {
+      const event = hubEvent(target.key, throughRouter(target));
+      const measured = await probeMedian(times, () => probe(target, backing, { event, overrides: managementEndpoint }));
+      rows.push({ key: target.key, handler, bundle: target.bundle, probe: measured, expectedStatus: 200 });
     } else {
-      // As the deploy does: the function's copyFiles land beside its bundle, in the task root.
-      const taskRoot = join(workdir, 'task-root');
-      mkdirSync(taskRoot, { recursive: true });
-      for (const { from, to } of fn.args.copyFiles as { from: string; to?: string }[]) cpSync(join(repositoryRoot, from), join(taskRoot, to ?? from), { recursive: true });
-      const links = { DatabaseUrl: { value: migrationDatabaseUrl } };
-      rows.push({ key: fn.key, handler, bundle, probe: await probeMedian(times, () => probe(fn, bundle, backing, workdir, { event: {}, links, taskRoot })) });
+      const measured = await probeMedian(times, () => probe(target, backing, { event: {}, overrides: { DATABASE_URL: migrationDatabaseUrl } }));
+      rows.push({ key: target.key, handler, bundle: target.bundle, probe: measured });
     }
   }
   return rows;

@@ -29,6 +29,8 @@ export const configSchema = z.object({
   IP_RATE_LIMIT_PER_SECOND: positiveInt(200),
   WALLET_POSTS_PER_MINUTE: z.coerce.number().int().min(1).default(5),
   WEBSOCKET_MANAGEMENT_ENDPOINT: z.string().url().optional(),
+  /** Set in AWS only (infra/router.ts): the value the router adds to every request; unset, no request is checked. */
+  ORIGIN_VERIFY_SECRET: z.string().min(16).optional(),
 });
 
 export type Config = z.infer<typeof configSchema>;
@@ -43,6 +45,7 @@ export const linkedResources = {
   CORS_ORIGINS: { name: 'CorsOrigins', property: 'value' },
   CORS_ALLOWED_HOST_SUFFIXES: { name: 'CorsAllowedHostSuffixes', property: 'value' },
   DYNAMODB_TABLE: { name: 'Table', property: 'name' },
+  ORIGIN_VERIFY_SECRET: { name: 'OriginVerify', property: 'value' },
 } as const satisfies Partial<Record<keyof Config, { name: string; property: string }>>;
 
 /**

@@ -39,6 +39,12 @@ export const limits = {
     /** A retry starts only if it can end within this much of the first attempt's start. */
     unavailableWithinMs: 5_000,
   },
+  /**
+   * How long the deploy's migrator keeps trying to reach the database: RDS
+   * Proxy accepts connections a while before its first target registers. Inside
+   * the migrator's 5-minute timeout (infra/functions.ts).
+   */
+  migrationConnectWindowMs: 4 * 60_000,
   /** What `Retry-After` asks of a client while a dependency is unavailable. */
   unavailableRetryAfterSeconds: 5,
   /** Clock skew allowed when checking that an ID token's `iat` and `auth_time` are in the past. */

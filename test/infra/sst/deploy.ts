@@ -8,7 +8,6 @@
  * One deploy per process (Pulumi's runtime is global): the test spawns
  * `tsx test/infra/sst/deploy.ts <request.json> <result.json>`.
  */
-import { randomBytes } from 'node:crypto';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import { createRequire } from 'node:module';
@@ -19,7 +18,7 @@ import { pathToFileURL } from 'node:url';
 import { build, type Plugin } from 'esbuild';
 import { buildHandler, type BuildInput } from './build-handler';
 import { fakeAccount, fakeRegion, mockCall, mockResource } from './mocks';
-import { platformDir, repositoryRoot } from './platform';
+import { appConfig, platformDir, repositoryRoot } from './platform';
 
 export interface DeployRequest {
   stage: string;
@@ -30,6 +29,8 @@ export interface DeployRequest {
 export interface RecordedResource {
   type: string;
   name: string;
+  /** The physical id the mocks gave it. */
+  id?: string;
   custom: boolean;
   inputs: Record<string, unknown>;
   /** The outputs the mocks gave it (inputs plus computed attributes). */
@@ -37,14 +38,30 @@ export interface RecordedResource {
   parent?: string;
   /** Names of the resources it was declared to depend on. */
   dependsOn: string[];
+  /** Kept in AWS when removed from the program (SST's `removal: retain` sets it on data resources). */
+  retainOnDelete?: boolean;
+}
+
+export interface BuiltFunction {
+  /** The handler in SST's notation, as infra/ gave it. */
+  source: string;
+  /** The handler inside the bundle, as Lambda is given it. */
+  handler: string;
+  out: string;
+  /** What the function links, as sealed into its resource.enc. */
+  links: Record<string, Record<string, unknown>>;
+  /** The deployed code, as the component zipped it (bundle, resource.enc and copyFiles). */
+  zip: string;
 }
 
 export interface DeployResult {
   app: Record<string, unknown>;
   resources: RecordedResource[];
   outputs: Record<string, unknown>;
-  /** Where the stand-in of the CLI's Runtime.Build wrote each function's bundle, by function ID. */
-  builds: Record<string, { handler: string; out: string }>;
+  /** What the stand-in of the CLI's Runtime.Build was asked and built, by function ID (the sst.aws.Function's name). */
+  builds: Record<string, BuiltFunction>;
+  /** The deploy's working directory (the CLI's `.sst`): each function's code.zip is in artifacts/<function ID>/. The caller removes it. */
+  workDir: string;
   error?: string;
 }
 
@@ -94,32 +111,8 @@ async function bundle(code: string, define: Record<string, string>, outfile: str
   });
 }
 
-/** The CLI evaluates app() first; its result becomes `$app` (pkg/project/project.go). */
-async function evaluateApp(stage: string, work: string): Promise<Record<string, unknown>> {
-  const outfile = join(platformDir, `sst.app.${process.pid}.mjs`);
-  await build({
-    stdin: { contents: `import mod from "${join(repositoryRoot, 'sst.config.ts')}"; export default mod;`, resolveDir: repositoryRoot, sourcefile: 'app.ts', loader: 'ts' },
-    outfile,
-    bundle: true,
-    format: 'esm',
-    platform: 'node',
-    external: cliExternal,
-    define: { $config: 'globalThis.__identity' },
-    logLevel: 'silent',
-  });
-  (globalThis as Record<string, unknown>).__identity = (config: unknown) => config;
-  try {
-    const { default: config } = (await import(pathToFileURL(outfile).href)) as { default: { app(input: { stage: string }): Record<string, unknown> } };
-    const app = await config.app({ stage });
-    void work;
-    return { removal: 'retain', protect: false, providers: {}, ...app, stage };
-  } finally {
-    rmSync(outfile, { force: true });
-  }
-}
-
 /** The CLI's RPC endpoint (SST_SERVER) for what the components ask of it during a deploy. */
-function startCli(artifacts: string, builds: DeployResult['builds']): Promise<Server> {
+function startCli(work: string, artifacts: string, builds: DeployResult['builds']): Promise<Server> {
   const methods: Record<string, (args: never) => Promise<unknown> | unknown> = {
     'Provider.Aws.Bootstrap': ({ region }: { region: string }) => ({
       asset: `sst-asset-${region}`,
@@ -131,7 +124,13 @@ function startCli(artifacts: string, builds: DeployResult['builds']): Promise<Se
     }),
     'Runtime.Build': async (input: BuildInput) => {
       const result = await buildHandler(repositoryRoot, artifacts, input);
-      builds[input.functionID] = { handler: result.handler, out: result.out };
+      builds[input.functionID] = {
+        source: input.handler,
+        handler: result.handler,
+        out: result.out,
+        links: (input.links ?? {}) as BuiltFunction['links'],
+        zip: join(work, 'artifacts', input.functionID, 'code.zip'),
+      };
       return result;
     },
   };
@@ -161,16 +160,16 @@ const step = (name: string) => progress.push(`${name}@${process.uptime().toFixed
 export async function deploy(request: DeployRequest): Promise<DeployResult> {
   Object.assign(process.env, request.env, { SST_TELEMETRY_DISABLED: '1', AWS_REGION: fakeRegion });
   const work = mkdtempSync(join(tmpdir(), 'hatchery-sst-deploy-'));
-  const artifacts = join(work, 'artifacts');
+  const artifacts = join(work, 'builds');
   mkdirSync(artifacts);
   const builds: DeployResult['builds'] = {};
-  const cli = await startCli(artifacts, builds);
+  const cli = await startCli(work, artifacts, builds);
   process.env.SST_SERVER = `http://127.0.0.1:${(cli.address() as AddressInfo).port}`;
-  const app = await evaluateApp(request.stage, work);
+  const app = await appConfig(request.stage);
   const resources: RecordedResource[] = [];
   const outfile = join(platformDir, `sst.config.${process.pid}.${Date.now()}.mjs`);
   try {
-    const $cli = { command: 'deploy', dev: false, paths: { home: join(work, 'home'), root: repositoryRoot, work: join(repositoryRoot, '.sst'), platform: platformDir }, state: { version: {} } };
+    const $cli = { command: 'deploy', dev: false, paths: { home: join(work, 'home'), root: repositoryRoot, work, platform: platformDir }, state: { version: {} } };
     await bundle(
       `import { run } from "${join(platformDir, 'src/auto/run.ts')}";
        import mod from "${join(repositoryRoot, 'sst.config.ts')}";
@@ -181,16 +180,19 @@ export async function deploy(request: DeployRequest): Promise<DeployResult> {
     );
     step('bundled');
     const pulumi = require('@pulumi/pulumi') as typeof import('@pulumi/pulumi');
-    const byResource = new Map<unknown, RecordedResource>();
+    const optionsOf: [RecordedResource, { retainOnDelete?: boolean }][] = [];
     const pendingDependencies: Promise<unknown>[] = [];
     await pulumi.runtime.setMocks(
       {
         newResource(args) {
-          const state = mockResource(args.type, args.name, args.inputs as Record<string, unknown>);
+          // A dynamic resource's inputs carry its provider's serialized code; only its own inputs matter.
+          const { __provider: _code, ...inputs } = args.inputs as Record<string, unknown>;
+          args.inputs = inputs;
+          const state = mockResource(args.type, args.name, inputs);
           recordedNames.push(`${args.type} ${args.name}`);
           const recorded = resources.find((resource) => resource.type === args.type && resource.name === args.name);
-          if (recorded) Object.assign(recorded, { inputs: args.inputs, state: state.state, custom: args.custom ?? true });
-          else resources.push({ type: args.type, name: args.name, custom: args.custom ?? true, inputs: args.inputs, state: state.state, dependsOn: [] });
+          if (recorded) Object.assign(recorded, { id: state.id, inputs: args.inputs, state: state.state, custom: args.custom ?? true });
+          else resources.push({ type: args.type, name: args.name, id: state.id, custom: args.custom ?? true, inputs: args.inputs, state: state.state, dependsOn: [] });
           return state;
         },
         call: (args) => mockCall(args.token, args.inputs as Record<string, unknown>),
@@ -207,10 +209,8 @@ export async function deploy(request: DeployRequest): Promise<DeployResult> {
         const target = existing ?? entry;
         if (!existing) resources.push(entry);
         target.parent = entry.parent;
-        byResource.set(args.resource, target);
-        const names = (value: unknown): Promise<string[]> =>
-          Promise.resolve(pulumi.output(value as never).apply((items: unknown) => (Array.isArray(items) ? items : [items]))).then(() => []);
-        void names;
+        // SST's own transformations run after this one and set options on the same object.
+        optionsOf.push([target, args.opts]);
         const dependsOn = args.opts.dependsOn;
         if (dependsOn) {
           const list = Array.isArray(dependsOn) ? dependsOn : [dependsOn];
@@ -219,7 +219,7 @@ export async function deploy(request: DeployRequest): Promise<DeployResult> {
             else
               pendingDependencies.push(
                 new Promise((resolve) =>
-                  pulumi.output(item as never).apply((value: unknown) => {
+                  (pulumi.output as (value: unknown) => { apply(callback: (value: unknown) => void): unknown })(item).apply((value: unknown) => {
                     for (const resource of Array.isArray(value) ? value : [value]) if (pulumi.Resource.isInstance(resource)) target.dependsOn.push((resource as unknown as { __name: string }).__name);
                     resolve(undefined);
                   }),
@@ -238,10 +238,12 @@ export async function deploy(request: DeployRequest): Promise<DeployResult> {
     step('stack outputs');
     await Promise.race([Promise.all(pendingDependencies), failed]);
     step('dependencies');
-    await Promise.race([pulumi.runtime.waitForRPCs(), failed]);
-    return { app, resources, outputs: (outputs ?? {}) as Record<string, unknown>, builds };
+    for (const [resource, options] of optionsOf) resource.retainOnDelete = options.retainOnDelete ?? false;
+    // Internal to Pulumi, and what its own `disconnect` waits on: every resource registration settled.
+    await Promise.race([(pulumi.runtime as unknown as { waitForRPCs(): Promise<void> }).waitForRPCs(), failed]);
+    return { app, resources, outputs: (outputs ?? {}) as Record<string, unknown>, builds, workDir: work };
   } catch (error) {
-    return { app, resources, outputs: {}, builds, error: error instanceof Error ? error.message : String(error) };
+    return { app, resources, outputs: {}, builds, workDir: work, error: error instanceof Error ? error.message : String(error) };
   } finally {
     rmSync(outfile, { force: true });
     cli.close();
@@ -264,4 +266,3 @@ if (import.meta.url === pathToFileURL(process.argv[1]!).href) {
   writeFileSync(resultFile, JSON.stringify(result, (_key, value: unknown) => (typeof value === 'bigint' ? value.toString() : value)));
   process.exit(0);
 }
-void randomBytes;

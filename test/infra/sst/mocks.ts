@@ -66,6 +66,10 @@ export function mockResource(type: string, name: string, inputs: Record<string, 
     case 'aws:dynamodb/table:Table':
       state.streamArn = `${String(state.arn)}/stream/2026-01-01T00:00:00.000`;
       break;
+    case 'docker-build:index:Image':
+      state.digest = `sha256:${createHash('sha256').update(name).digest('hex')}`;
+      state.ref = `${String((inputs.tags as string[] | undefined)?.[0] ?? name)}@${state.digest as string}`;
+      break;
     case 'random:index/randomPassword:RandomPassword':
     case 'random:index/randomString:RandomString':
       state.result = `x${shortId(`secret:${name}`)}${shortId(`secret2:${name}`)}`.slice(0, Number(inputs.length ?? 20));
@@ -88,7 +92,8 @@ export function mockResource(type: string, name: string, inputs: Record<string, 
 export function mockCall(token: string, inputs: Record<string, unknown>): Record<string, unknown> {
   switch (token) {
     case 'aws:index/getRegion:getRegion':
-      return { id: fakeRegion, name: fakeRegion, region: fakeRegion, description: 'Europe (Ireland)', endpoint: `ec2.${fakeRegion}.amazonaws.com` };
+      // v7 of the AWS provider answers `region`; the deprecated `name` is left out so that code still reading it shows.
+      return { id: fakeRegion, region: fakeRegion, description: 'Europe (Ireland)', endpoint: `ec2.${fakeRegion}.amazonaws.com` };
     case 'aws:index/getPartition:getPartition':
       return { id: 'aws', partition: 'aws', dnsSuffix: 'amazonaws.com', reverseDnsPrefix: 'com.amazonaws' };
     case 'aws:index/getCallerIdentity:getCallerIdentity':
@@ -96,7 +101,7 @@ export function mockCall(token: string, inputs: Record<string, unknown>): Record
     case 'aws:index/getAvailabilityZones:getAvailabilityZones':
       return { id: fakeRegion, names: ['a', 'b', 'c'].map((zone) => `${fakeRegion}${zone}`), zoneIds: ['euw1-az1', 'euw1-az2', 'euw1-az3'] };
     case 'aws:iam/getPolicyDocument:getPolicyDocument':
-      return { id: 'policy', json: policyJson(inputs), minifiedJson: policyJson(inputs) };
+      return { ...inputs, id: 'policy', json: policyJson(inputs), minifiedJson: policyJson(inputs) };
     case 'aws:ec2/getAmi:getAmi':
       return { id: 'ami-0123456789abcdef0', imageId: 'ami-0123456789abcdef0', architecture: 'arm64' };
     default:

@@ -13,6 +13,8 @@ import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, wr
 import { createRequire } from 'node:module';
 import { homedir, tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { build } from 'esbuild';
 
 export const repositoryRoot = new URL('../../../', import.meta.url).pathname;
 export const platformDir = join(repositoryRoot, '.sst', 'platform');
@@ -41,9 +43,36 @@ export function requiredPulumiVersion(binary = sstBinary()): string {
   return match[1]!;
 }
 
-function installedVersion(): string | undefined {
-  const file = join(platformDir, 'version');
-  return existsSync(file) && existsSync(join(platformDir, 'node_modules', '@pulumi', 'aws')) ? readFileSync(file, 'utf8').trim() : undefined;
+/** What the config's app() answers for a stage, evaluated as the CLI does before anything else (it becomes `$app`). */
+export async function appConfig(stage: string): Promise<{ name: string; providers?: Record<string, unknown> } & Record<string, unknown>> {
+  mkdirSync(platformDir, { recursive: true });
+  const outfile = join(platformDir, `sst.app.${process.pid}.${Date.now()}.mjs`);
+  await build({
+    stdin: { contents: `import config from "./sst.config.ts"; export default config;`, resolveDir: repositoryRoot, sourcefile: 'app.ts', loader: 'ts' },
+    outfile,
+    bundle: true,
+    format: 'esm',
+    platform: 'node',
+    define: { $config: 'globalThis.__sstConfig' },
+    logLevel: 'silent',
+  });
+  (globalThis as Record<string, unknown>).__sstConfig = (config: unknown) => config;
+  try {
+    const { default: config } = (await import(pathToFileURL(outfile).href)) as { default: { app(input: { stage: string }): Promise<Record<string, unknown>> | Record<string, unknown> } };
+    return { removal: 'retain', protect: false, providers: {}, ...(await config.app({ stage })), stage } as unknown as Awaited<ReturnType<typeof appConfig>>;
+  } finally {
+    rmSync(outfile, { force: true });
+  }
+}
+
+/** The installed platform, when it is the pinned CLI's and holds every provider the app names. */
+async function isCurrent(version: string): Promise<boolean> {
+  const versionFile = join(platformDir, 'version');
+  const lockFile = join(repositoryRoot, '.sst', 'provider-lock.json');
+  if (!existsSync(versionFile) || !existsSync(lockFile) || readFileSync(versionFile, 'utf8').trim() !== version) return false;
+  const locked = new Set((JSON.parse(readFileSync(lockFile, 'utf8')) as { name: string }[]).map((entry) => entry.name));
+  const wanted = Object.keys((await appConfig('platform')).providers ?? {});
+  return wanted.every((name) => locked.has(name)) && existsSync(join(platformDir, 'node_modules', '@pulumi', 'pulumi'));
 }
 
 /** The user's own SST config dir holds a real Pulumi CLI of the right version (a laptop that has deployed before). */
@@ -58,9 +87,9 @@ function hasRealPulumi(version: string): boolean {
   }
 }
 
-export function ensurePlatform(log: (line: string) => void = () => {}): string {
+export async function ensurePlatform(log: (line: string) => void = () => {}): Promise<string> {
   const version = sstVersion();
-  if (installedVersion() === version) return platformDir;
+  if (await isCurrent(version)) return platformDir;
   const pulumiVersion = requiredPulumiVersion();
   const env: NodeJS.ProcessEnv = { ...process.env, SST_NO_BUN: '1', SST_TELEMETRY_DISABLED: '1', SST_STAGE: process.env.SST_STAGE ?? 'platform' };
   let standIn: string | undefined;
@@ -84,12 +113,12 @@ export function ensurePlatform(log: (line: string) => void = () => {}): string {
   // config.d.ts imports the app's generated link types, which only `sst deploy`/`sst dev` write.
   const generated = join(repositoryRoot, '.sst', 'types.generated.ts');
   if (!existsSync(generated)) writeFileSync(generated, 'export {};\n');
-  if (installedVersion() !== version) throw new Error(`sst install did not produce ${platformDir} for SST ${version}`);
+  if (!(await isCurrent(version))) throw new Error(`sst install did not produce ${platformDir} for SST ${version} with the app's providers`);
   return platformDir;
 }
 
-if (import.meta.url === `file://${process.argv[1]}`) {
+if (import.meta.url === pathToFileURL(process.argv[1]!).href) {
   const started = Date.now();
-  ensurePlatform((line) => console.log(line));
+  await ensurePlatform((line) => console.log(line));
   console.log(`.sst/platform ready (SST ${sstVersion()}, ${((Date.now() - started) / 1000).toFixed(1)} s)`);
 }

@@ -8,6 +8,7 @@ import { jsonResponse } from '../middleware/json-response';
 import { addSecurityHeaders } from '../middleware/security-headers';
 import { problemDetails } from '../middleware/problem-details';
 import { requestLogger } from '../middleware/request-logger';
+import { routerOnly } from '../middleware/router-only';
 import type { HttpContext, HttpEvent, HttpMiddleware, HttpResult } from '../middleware/types';
 import { validateInput } from '../middleware/validate-input';
 import type { HttpRoute } from '../routes';
@@ -23,7 +24,7 @@ export interface RouteInput<R extends HttpRoute> {
 
 /**
  * The Middy chain of every HTTP endpoint: log, nosniff, CORS, problem+json, JSON
- * out; then the checks that need no identity (origin where the route refuses
+ * out; then the checks that need no identity (came through the router, origin where the route refuses
  * others, body size, JSON content type), auth when required, validated input.
  */
 export function httpHandler<R extends HttpRoute, T>(
@@ -41,6 +42,7 @@ export function httpHandler<R extends HttpRoute, T>(
     .use(cors())
     .use(problemDetails<HttpEvent, HttpResult, HttpContext>((event) => event.rawPath ?? '/'));
   if (route.produces !== 'text/html') chain.use(jsonResponse());
+  chain.use(routerOnly());
   if (route.refusesOtherOrigins) chain.use(allowedOriginOnly());
   chain.use(limitBodySize());
   if (route.request?.body) chain.use(requireJsonContentType());

@@ -1,5 +1,7 @@
+import { config } from '@hatchery/core/config';
 import { corsPolicy, isRequestOriginAllowed } from '@hatchery/core/cors';
 import { AppError } from '@hatchery/core/errors';
+import { cameThroughRouter, originVerifyHeader } from '@hatchery/core/origin-verify';
 import { connectionStore } from '@hatchery/core/realtime/connections';
 import { connectionTokenPattern } from '@hatchery/core/realtime/protocol';
 import type { WsEvent } from '../routes/realtime';
@@ -9,6 +11,9 @@ const store = connectionStore();
 
 /** $connect: a non-2xx answer refuses the WebSocket upgrade. */
 export const handler = wsHandler(async (event) => {
+  if (!cameThroughRouter(header(event, originVerifyHeader), config().ORIGIN_VERIFY_SECRET)) {
+    throw new AppError('forbidden', 'Connections must come through the service’s base URL.');
+  }
   if (!isRequestOriginAllowed(header(event, 'origin'), header(event, 'host'), corsPolicy())) {
     throw new AppError('forbidden', 'This origin may not connect to the hub.');
   }
