@@ -150,8 +150,6 @@ function startCli(work: string, artifacts: string, builds: DeployResult['builds'
 }
 
 const progress: string[] = [];
-const recordedNames: string[] = [];
-const failures: string[] = [];
 /** A failed apply (a build error, a thrown VisibleError) surfaces only as an unhandled rejection, and the stack then never settles. */
 let onFailure: (reason: string) => void = () => {};
 process.on('unhandledRejection', (reason) => onFailure(reason instanceof Error ? reason.message : String(reason)));
@@ -189,7 +187,6 @@ export async function deploy(request: DeployRequest): Promise<DeployResult> {
           const { __provider: _code, ...inputs } = args.inputs as Record<string, unknown>;
           args.inputs = inputs;
           const state = mockResource(args.type, args.name, inputs);
-          recordedNames.push(`${args.type} ${args.name}`);
           const recorded = resources.find((resource) => resource.type === args.type && resource.name === args.name);
           if (recorded) Object.assign(recorded, { id: state.id, inputs: args.inputs, state: state.state, custom: args.custom ?? true });
           else resources.push({ type: args.type, name: args.name, id: state.id, custom: args.custom ?? true, inputs: args.inputs, state: state.state, dependsOn: [] });
@@ -256,13 +253,11 @@ if (import.meta.url === pathToFileURL(process.argv[1]!).href) {
 
   const watchdog = setTimeout(() => {
     process.stderr.write(`deploy did not finish; stages: ${progress.join(' > ')}\n`);
-    process.stderr.write(failures.join('\n'));
-    process.stderr.write(recordedNames.join('\n'));
+
     process.exit(3);
-  }, Number(process.env.DEPLOY_TIMEOUT_MS ?? 120_000));
+  }, Number(process.env.DEPLOY_TIMEOUT_MS ?? 400_000));
   const result = await deploy(request);
   clearTimeout(watchdog);
-  if (!result.error && failures.length > 0) result.error = failures.join('\n');
   writeFileSync(resultFile, JSON.stringify(result, (_key, value: unknown) => (typeof value === 'bigint' ? value.toString() : value)));
   process.exit(0);
 }

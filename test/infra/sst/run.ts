@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -16,12 +16,14 @@ export async function runDeploy(request: DeployRequest): Promise<DeployResult> {
     writeFileSync(join(dir, 'request.json'), JSON.stringify(request));
     // Only what a platform team's shell would have: no test-runner variables leak into the deploy.
     const env = { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', TMPDIR: process.env.TMPDIR ?? tmpdir() };
-    await execFileAsync(tsx, [join(repositoryRoot, 'test/infra/sst/deploy.ts'), join(dir, 'request.json'), join(dir, 'result.json')], {
+    // A failed deploy leaves Pulumi promises pending, and Pulumi then ends the process with an error code; the result file says what happened.
+    const exited = await execFileAsync(tsx, [join(repositoryRoot, 'test/infra/sst/deploy.ts'), join(dir, 'request.json'), join(dir, 'result.json')], {
       cwd: repositoryRoot,
       env,
-      timeout: 240_000,
+      timeout: 450_000,
       maxBuffer: 16 * 1024 * 1024,
-    });
+    }).catch((error: Error & { stderr?: string }) => error);
+    if (!existsSync(join(dir, 'result.json'))) throw new Error(`the deploy process wrote no result: ${exited instanceof Error ? `${exited.message}\n${exited.stderr ?? ''}` : ''}`);
     return JSON.parse(readFileSync(join(dir, 'result.json'), 'utf8')) as DeployResult;
   } finally {
     rmSync(dir, { recursive: true, force: true });

@@ -1,0 +1,426 @@
+/**
+ * `sst deploy` of sst.config.ts, run against the real SST v4 components under
+ * Pulumi's unit-test mocks (test/infra/sst/), once per variant a platform team
+ * can choose. Assertions are on the AWS resources the components produce,
+ * never on SST's arguments.
+ */
+import { execFileSync } from 'node:child_process';
+import { rmSync } from 'node:fs';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { configSchema, loadConfig } from '@hatchery/core/config';
+import { attemptBoundMs } from '@hatchery/core/db';
+import { createTableInput, tableDefinition } from '@hatchery/core/dynamo/table';
+import { limits } from '@hatchery/core/limits';
+import { originVerifyHeader } from '@hatchery/core/origin-verify';
+import { httpRoutes, type HttpRoute } from '@hatchery/functions/routes';
+import { hubPath, wsRoutes } from '@hatchery/functions/routes/realtime';
+import type { DeployResult } from './sst/deploy';
+import { deployedFunctions, inputs, ofType, only, plainStrings, reveal, routesOf, state, type DeployedFunction } from './sst/deployed';
+import { ensurePlatform } from './sst/platform';
+import { inBatches, runDeploy } from './sst/run';
+
+const secrets = {
+  SST_SECRET_IdpProjectId: 'hatchery-prod-7f3a',
+  SST_SECRET_CorsOrigins: 'https://app.example.com, https://admin.example.com',
+  SST_SECRET_CorsAllowedHostSuffixes: '.example.org',
+};
+const existingDatabaseUrl = 'postgres://reader:s3cr%40t@indexer.internal:5432/ponder?sslmode=no-verify';
+
+const variants = {
+  dev: { stage: 'dev', env: secrets },
+  prod: { stage: 'prod', env: secrets },
+  existingDatabase: { stage: 'dev', env: { ...secrets, SST_SECRET_DatabaseUrl: existingDatabaseUrl } },
+  /** Every other choice at once: NAT instances, the standby listener, lower limits. */
+  tuned: { stage: 'dev', env: { ...secrets, HATCHERY_NAT: 'ec2', HATCHERY_LISTENER_STANDBY: 'true', IP_RATE_LIMIT_PER_SECOND: '20', API_RATE_LIMIT_PER_SECOND: '300' } },
+  wafOff: { stage: 'dev', env: { ...secrets, IP_RATE_LIMIT_PER_SECOND: '0' } },
+  missingSecret: { stage: 'dev', env: { SST_SECRET_CorsOrigins: '' } },
+  invalidSetting: { stage: 'dev', env: { ...secrets, HATCHERY_NAT: 'nat-gateway' } },
+} as const;
+
+type Variant = keyof typeof variants;
+const deploys = {} as Record<Variant, DeployResult>;
+let started = 0;
+
+beforeAll(async () => {
+  started = performance.now();
+  await ensurePlatform();
+  const names = Object.keys(variants) as Variant[];
+  const results = await inBatches(names, 3, (name) => runDeploy(variants[name]));
+  names.forEach((name, index) => (deploys[name] = results[index]!));
+  console.log(
+    `Real SST components under Pulumi mocks: ${names.map((name) => `${name} ${deploys[name].error ? 'failed' : `${deploys[name].resources.length} resources`}`).join(', ')}; ${((performance.now() - started) / 1000).toFixed(0)} s`,
+  );
+}, 600_000);
+
+afterAll(() => {
+  for (const result of Object.values(deploys)) if (result?.workDir) rmSync(result.workDir, { recursive: true, force: true });
+});
+
+/** A deploy that must have succeeded. */
+function deployed(name: Variant): DeployResult {
+  const result = deploys[name];
+  expect(result.error, `${name}: ${result.error}`).toBeUndefined();
+  return result;
+}
+
+const routeTable = Object.values<HttpRoute>(httpRoutes);
+const httpApi = (result: DeployResult) => only(result, 'aws:apigatewayv2/api:Api', 'ApiApi');
+const hubApi = (result: DeployResult) => only(result, 'aws:apigatewayv2/api:Api', 'HubApi');
+const named = (result: DeployResult, type: string, name: string) => only(result, type, name);
+
+/** What the handler's config() reads in Lambda: its variables plus the links sealed into its code's resource.enc. */
+function lambdaConfig(fn: DeployedFunction) {
+  const dir = execFileSync('mktemp', ['-d']).toString().trim();
+  try {
+    execFileSync('unzip', ['-q', fn.build.zip, 'resource.enc', '-d', dir]);
+    return loadConfig({ ...fn.environment, SST_KEY_FILE: `${dir}/${fn.environment.SST_KEY_FILE}` });
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/** Whether a policy statement grants `action` on `resource` (IAM's `*` wildcards). */
+function allows(statements: DeployedFunction['statements'], action: string, resource: string): boolean {
+  const matches = (pattern: string, value: string) => new RegExp(`^${pattern.split('*').map((part) => part.replace(/[.+?^${}()|[\]\\]/g, '\\$&')).join('.*')}$`).test(value);
+  return statements.some((statement) => statement.Effect === 'Allow' && [statement.Action].flat().some((a) => matches(a, action)) && [statement.Resource].flat().some((r) => matches(r, resource)));
+}
+
+describe('the HTTP API', () => {
+  it('serves every route of the route table, each its own function with the route’s handler, and nothing else', () => {
+    const result = deployed('dev');
+    const routes = routesOf(result, httpApi(result));
+    expect([...routes.keys()].sort()).toEqual(routeTable.map((route) => `${route.method} ${route.path}`).sort());
+    for (const route of routeTable) {
+      const key = `${route.method} ${route.path}`;
+      const deployedRoute = routes.get(key)!;
+      // The gateway authorizes nothing: the handler's chain answers a missing token with problem+json 401.
+      expect(deployedRoute.route.authorizationType, key).toBe('NONE');
+      expect(deployedRoute.integration, key).toMatchObject({ integrationType: 'AWS_PROXY', payloadFormatVersion: '2.0' });
+      expect(deployedRoute.fn.build.source, key).toBe(route.handler);
+    }
+    expect(new Set([...routes.values()].map((each) => each.fn.id)).size).toBe(routeTable.length);
+  });
+
+  it('has no CORS configuration, so API Gateway leaves preflights and CORS headers to the handlers', () => {
+    const api = inputs(httpApi(deployed('dev')));
+    expect(api.protocolType).toBe('HTTP');
+    expect(api).not.toHaveProperty('corsConfiguration');
+  });
+
+  it('lets every function be invoked by its API only', () => {
+    const result = deployed('dev');
+    const permissions = ofType(result, 'aws:lambda/permission:Permission').map((permission) => inputs(permission));
+    const executionArn = String(state(httpApi(result)).executionArn);
+    for (const { fn } of routesOf(result, httpApi(result)).values()) {
+      const granted = permissions.filter((permission) => permission.function === fn.arn);
+      expect(granted, fn.id).toHaveLength(1);
+      expect(granted[0], fn.id).toMatchObject({ action: 'lambda:InvokeFunction', principal: 'apigateway.amazonaws.com' });
+      expect(String(granted[0]!.sourceArn), fn.id).toContain(executionArn);
+    }
+  });
+});
+
+describe('the realtime hub', () => {
+  it('routes $connect, $disconnect and $default to their handlers, each able to post through the management API', () => {
+    const result = deployed('dev');
+    const routes = routesOf(result, hubApi(result));
+    expect(inputs(hubApi(result)).protocolType).toBe('WEBSOCKET');
+    expect([...routes.keys()].sort()).toEqual(wsRoutes.map((route) => route.routeKey).sort());
+    const executionArn = String(state(hubApi(result)).executionArn);
+    const stage = only(result, 'aws:apigatewayv2/stage:Stage', 'HubStage');
+    const managementEndpoint = `https://${new URL(String(state(hubApi(result)).apiEndpoint)).host}/${String(inputs(stage).name)}`;
+    for (const route of wsRoutes) {
+      const { fn } = routes.get(route.routeKey)!;
+      expect(fn.build.source, route.routeKey).toBe(route.handler);
+      expect(allows(fn.statements, 'execute-api:ManageConnections', `${executionArn}/$default/POST/@connections/abc=`), route.routeKey).toBe(true);
+      expect(lambdaConfig(fn).WEBSOCKET_MANAGEMENT_ENDPOINT, route.routeKey).toBe(managementEndpoint);
+    }
+  });
+});
+
+describe('every function', () => {
+  it('runs Node.js 24 on arm64 with its size, its minified ESM bundle, inside AWS’s limits', () => {
+    const result = deployed('dev');
+    const functions = deployedFunctions(result);
+    expect(functions).toHaveLength(routeTable.length + wsRoutes.length + 1);
+    const hub = new Set([...routesOf(result, hubApi(result)).values()].map((each) => each.fn.id));
+    for (const fn of functions) {
+      const size = fn.id === 'Migrator' ? { memorySize: 512, timeout: 300 } : hub.has(fn.id) ? { memorySize: 512, timeout: 10 } : { memorySize: 1024, timeout: 15 };
+      expect(fn.lambda, fn.id).toMatchObject({ runtime: 'nodejs24.x', architectures: ['arm64'], packageType: 'Zip', ...size });
+      // AWS's limits: CreateFunction rejects a longer description, a larger environment, a longer name.
+      expect(fn.lambda.description?.length ?? 0, fn.id).toBeLessThanOrEqual(256);
+      expect(Buffer.byteLength(JSON.stringify(fn.environment)), fn.id).toBeLessThanOrEqual(4096);
+      expect(fn.lambda.name.length, fn.id).toBeLessThanOrEqual(64);
+      expect(fn.roleName.length, fn.id).toBeLessThanOrEqual(64);
+      // The code Lambda runs: the bundle SST built, ESM, minified.
+      const listing = execFileSync('unzip', ['-Z1', fn.build.zip]).toString().split('\n');
+      const bundle = `${fn.lambda.handler.slice(0, fn.lambda.handler.lastIndexOf('.'))}.mjs`;
+      expect(listing, fn.id).toContain(bundle);
+      expect(listing, fn.id).toContain('resource.enc');
+      const code = execFileSync('unzip', ['-p', fn.build.zip, bundle]).toString();
+      expect(code.split('\n').length, `${fn.id} is minified`).toBeLessThan(200);
+    }
+  });
+
+  it('gives each request’s retries and the token check room to answer inside the function’s timeout', () => {
+    // The JWKS fetch (3 s) and the rest of the request besides the database's bound.
+    for (const fn of deployedFunctions(deployed('dev')).filter((each) => each.id !== 'Migrator')) {
+      expect(attemptBoundMs).toBeLessThanOrEqual(limits.database.unavailableWithinMs);
+      expect(limits.database.unavailableWithinMs + 3_000, fn.id).toBeLessThan(fn.lambda.timeout * 1000);
+    }
+  });
+
+  it('reads its configuration from what SST links into its code: database, table, identity project, CORS, origin secret', () => {
+    const result = deployed('dev');
+    const table = state(only(result, 'aws:dynamodb/table:Table'));
+    const databaseUrl = String(inputs<{ properties: { value: string } }>(named(result, 'sst:sst:Linkable', 'DatabaseUrl')).properties.value);
+    const originSecret = String(state(only(result, 'random:index/randomPassword:RandomPassword', 'OriginVerifySecret')).result);
+    for (const fn of deployedFunctions(result)) {
+      const config = lambdaConfig(fn);
+      expect(config.DATABASE_URL, fn.id).toBe(databaseUrl);
+      expect(config.DYNAMODB_TABLE, fn.id).toBe(table.name);
+      expect(config.DYNAMODB_ENDPOINT, fn.id).toBeUndefined();
+      expect(config.IDP_PROJECT_ID, fn.id).toBe('hatchery-prod-7f3a');
+      expect(config.CORS_ORIGINS, fn.id).toEqual(['https://app.example.com', 'https://admin.example.com']);
+      expect(config.CORS_ALLOWED_HOST_SUFFIXES, fn.id).toEqual(['.example.org']);
+      expect(config.ORIGIN_VERIFY_SECRET, fn.id).toBe(originSecret);
+      // SST grants a linked table's access with the link.
+      expect(allows(fn.statements, 'dynamodb:UpdateItem', String(table.arn)), fn.id).toBe(true);
+    }
+  });
+
+  it('keeps every secret out of plain text: secret values reach code only sealed, and never sit in unmarked inputs', () => {
+    const result = deployed('dev');
+    const password = String(state(only(result, 'random:index/randomPassword:RandomPassword', 'DatabasePassword')).result);
+    const originSecret = String(state(only(result, 'random:index/randomPassword:RandomPassword', 'OriginVerifySecret')).result);
+    const values = [secrets.SST_SECRET_IdpProjectId, password, originSecret];
+    const leaks = result.resources
+      .filter((resource) => !['sst:sst:Secret', 'sst:sst:Linkable', 'sst:sst:LinkRef'].includes(resource.type) && !resource.type.startsWith('random:'))
+      .flatMap((resource) => plainStrings(resource.inputs).filter(([, text]) => values.some((value) => text.includes(value))).map(([path]) => `${resource.name}${path}`));
+    expect(leaks).toEqual([]);
+  });
+});
+
+describe('the database', () => {
+  it('is PostgreSQL behind RDS Proxy in the VPC’s private subnets, its URL linked with TLS verified', () => {
+    const result = deployed('dev');
+    const instance = inputs(only(result, 'aws:rds/instance:Instance'));
+    expect(instance).toMatchObject({ engine: 'postgres', publiclyAccessible: false });
+    const proxy = state(only(result, 'aws:rds/proxy:Proxy'));
+    const url = new URL(String(inputs<{ properties: { value: string } }>(named(result, 'sst:sst:Linkable', 'DatabaseUrl')).properties.value));
+    expect(url.host).toBe(`${String(proxy.endpoint)}:5432`);
+    expect(url.searchParams.get('sslmode')).toBe('verify-full');
+    expect(only(result, 'aws:rds/proxyTarget:ProxyTarget')).toBeDefined();
+  });
+
+  it('keeps a final snapshot when any stage’s database is deleted, named once per instance', () => {
+    for (const name of ['dev', 'prod'] as const) {
+      const instance = inputs(only(deployed(name), 'aws:rds/instance:Instance'));
+      expect(instance.skipFinalSnapshot, name).toBe(false);
+      expect(String(instance.finalSnapshotIdentifier), name).toMatch(new RegExp(`^hatchery-${name}-final-[0-9a-f]{8}$`));
+    }
+  });
+
+  it('is migrated on every deploy, only once the database component (instance, proxy and its target) exists', () => {
+    const result = deployed('dev');
+    const invocation = only(result, 'aws:lambda/invocation:Invocation');
+    expect(invocation.dependsOn).toEqual(expect.arrayContaining(['Migrator', 'Database']));
+    const migrator = deployedFunctions(result).find((fn) => fn.id === 'Migrator')!;
+    expect(inputs(invocation).functionName).toBe(migrator.lambda.name);
+    expect(migrator.build.source).toBe('infra/handlers/migrate.handler');
+    // The SQL files travel in the function's code beside its bundle.
+    const listing = execFileSync('unzip', ['-Z1', migrator.build.zip]).toString();
+    expect(listing).toMatch(/^migrations\/\d+_\w+\.sql$/m);
+    const again = deployed('prod');
+    expect(inputs(only(again, 'aws:lambda/invocation:Invocation')).triggers).not.toEqual(inputs(invocation).triggers);
+  });
+
+  it('uses the existing database named by the DatabaseUrl secret instead, creating none', () => {
+    const result = deployed('existingDatabase');
+    expect(ofType(result, 'aws:rds/instance:Instance')).toEqual([]);
+    expect(ofType(result, 'aws:rds/proxy:Proxy')).toEqual([]);
+    expect(only(result, 'aws:lambda/invocation:Invocation').dependsOn).toEqual(['Migrator']);
+    for (const fn of deployedFunctions(result)) expect(lambdaConfig(fn).DATABASE_URL, fn.id).toBe(existingDatabaseUrl);
+    expect(listenerConfig(result).DATABASE_URL).toBe(existingDatabaseUrl);
+  });
+});
+
+describe('the DynamoDB table', () => {
+  it('is the table the local stack creates: keys, on-demand billing, TTL', () => {
+    const table = inputs(only(deployed('dev'), 'aws:dynamodb/table:Table'));
+    const expected = createTableInput(String(table.name));
+    expect(table).toMatchObject({
+      billingMode: expected.BillingMode,
+      hashKey: tableDefinition.partitionKey.name,
+      rangeKey: tableDefinition.sortKey.name,
+      ttl: { attributeName: tableDefinition.ttlAttribute, enabled: true },
+    });
+    expect(table.attributes).toEqual(expected.AttributeDefinitions!.map((definition) => ({ name: definition.AttributeName, type: definition.AttributeType })));
+  });
+});
+
+/** The listener's container environment, as its task definition gives it. */
+function listenerEnvironment(result: DeployResult): Record<string, string> {
+  const definitions = JSON.parse(String(inputs(only(result, 'aws:ecs/taskDefinition:TaskDefinition')).containerDefinitions)) as { environment: { name: string; value: string }[] }[];
+  return Object.fromEntries(definitions[0]!.environment.map(({ name, value }) => [name, value]));
+}
+const listenerConfig = (result: DeployResult) => loadConfig(listenerEnvironment(result));
+
+describe('the listener', () => {
+  it('runs one Fargate task in the private subnets with no public IP, so it leaves through the NAT gateways', () => {
+    const result = deployed('dev');
+    const service = inputs<{ desiredCount?: number; networkConfiguration: { assignPublicIp: boolean; subnets: string[] } }>(only(result, 'aws:ecs/service:Service'));
+    const privateSubnets = ofType(result, 'aws:ec2/subnet:Subnet').filter((subnet) => subnet.name.includes('Private')).map((subnet) => subnet.id);
+    expect(service.networkConfiguration.assignPublicIp).toBe(false);
+    expect(service.networkConfiguration.subnets.sort()).toEqual(privateSubnets.sort());
+    expect(privateSubnets).toHaveLength(2);
+    expect(inputs(only(result, 'aws:appautoscaling/target:Target'))).toMatchObject({ minCapacity: 1, maxCapacity: 1 });
+    const task = inputs(only(result, 'aws:ecs/taskDefinition:TaskDefinition'));
+    expect(task).toMatchObject({ cpu: '1024', memory: '2048', runtimePlatform: { cpuArchitecture: 'X86_64' } });
+  });
+
+  it('reads the database, the table, the hub’s management endpoint and the region from its environment, and may post to the hub', () => {
+    const result = deployed('dev');
+    const config = listenerConfig(result);
+    expect(config.DATABASE_URL).toBe(String(inputs<{ properties: { value: string } }>(named(result, 'sst:sst:Linkable', 'DatabaseUrl')).properties.value));
+    expect(config.DYNAMODB_TABLE).toBe(state(only(result, 'aws:dynamodb/table:Table')).name);
+    expect(config.AWS_REGION).toBe('eu-west-1');
+    expect(config.WEBSOCKET_MANAGEMENT_ENDPOINT).toMatch(/^https:\/\/\w+\.execute-api\.eu-west-1\.amazonaws\.com\/\$default$/);
+    const taskRole = ofType(result, 'aws:iam/role:Role').find((role) => role.name === 'ListenerTaskRole')!;
+    const statements = (inputs<{ inlinePolicies: { policy: string }[] }>(taskRole).inlinePolicies ?? []).flatMap((policy) => (JSON.parse(policy.policy) as { Statement: DeployedFunction['statements'] }).Statement);
+    expect(allows(statements, 'execute-api:ManageConnections', `${String(state(hubApi(result)).executionArn)}/$default/POST/@connections/abc=`)).toBe(true);
+    expect(allows(statements, 'dynamodb:Query', String(state(only(result, 'aws:dynamodb/table:Table')).arn))).toBe(true);
+  });
+
+  it('adds a warm standby task when asked', () => {
+    expect(inputs(only(deployed('tuned'), 'aws:appautoscaling/target:Target'))).toMatchObject({ minCapacity: 2, maxCapacity: 2 });
+  });
+});
+
+describe('the network', () => {
+  it('has two availability zones of private subnets behind managed NAT gateways, or NAT instances when asked', () => {
+    const managed = deployed('dev');
+    expect(ofType(managed, 'aws:ec2/natGateway:NatGateway')).toHaveLength(2);
+    const ec2 = deployed('tuned');
+    expect(ofType(ec2, 'aws:ec2/natGateway:NatGateway')).toEqual([]);
+    expect(ofType(ec2, 'aws:ec2/instance:Instance').length).toBeGreaterThanOrEqual(1);
+  });
+});
+
+/** CloudFront's KeyValueStore as the router's deploy fills it: its keys, and the route list each route adds to. */
+function routerKeyValues(result: DeployResult): Map<string, string> {
+  const entries = new Map<string, string>();
+  const routeLists = new Map<string, string[]>();
+  for (const resource of ofType(result, 'pulumi-nodejs:dynamic:Resource')) {
+    const args = reveal<Record<string, unknown>>(resource.inputs);
+    if (resource.name.endsWith('.sst.aws.KvKeys')) {
+      for (const [key, value] of Object.entries(args.entries as Record<string, string>)) entries.set(`${String(args.namespace)}:${key}`, value);
+    } else if (resource.name.endsWith('.sst.aws.KvRoutesUpdate')) {
+      const key = `${String(args.namespace)}:${String(args.key)}`;
+      routeLists.set(key, [...(routeLists.get(key) ?? []), String(args.entry)]);
+    }
+  }
+  for (const [key, list] of routeLists) entries.set(key, JSON.stringify(list));
+  return entries;
+}
+
+/** Runs the router's viewer-request CloudFront Function on a request, with the store's entries: where it sends the request, and how. */
+async function routeThroughRouter(result: DeployResult, uri: string): Promise<{ origin?: string; uri: string; headers: Record<string, { value: string }> }> {
+  const code = String(inputs(only(result, 'aws:cloudfront/function:Function', 'RouterCloudfrontFunctionRequest')).code);
+  const store = routerKeyValues(result);
+  let origin: string | undefined;
+  const cf = {
+    kvs: () => ({ get: async (key: string) => (store.has(key) ? store.get(key)! : Promise.reject(new Error(`key not found: ${key}`))) }),
+    updateRequestOrigin: (params: { domainName: string }) => (origin = params.domainName),
+  };
+  const handler = new Function('cf', `${code.replace(/^\s*import cf from "cloudfront";/m, '')}\nreturn handler;`)(cf) as (event: unknown) => Promise<{ uri: string; headers: Record<string, { value: string }> }>;
+  const request = await handler({ request: { uri, method: 'GET', headers: { host: { value: 'api.example.com' } }, querystring: {}, cookies: {} } });
+  return { origin, uri: request.uri, headers: request.headers };
+}
+
+describe('the router', () => {
+  it('sends the hub’s path to the WebSocket API’s stage and everything else, negotiate included, to the HTTP API', async () => {
+    const result = deployed('dev');
+    const httpHost = new URL(String(state(httpApi(result)).apiEndpoint)).host;
+    const hubHost = new URL(String(state(hubApi(result)).apiEndpoint)).host;
+    const stage = String(inputs(only(result, 'aws:apigatewayv2/stage:Stage', 'HubStage')).name);
+    expect(await routeThroughRouter(result, hubPath)).toMatchObject({ origin: hubHost, uri: `/${stage}` });
+    for (const uri of [`${hubPath}/negotiate`, '/editions', '/openapi.json', '/accounts/me/wallet/nonce', '/no/such/path', `${hubPath}x`]) {
+      expect(await routeThroughRouter(result, uri), uri).toMatchObject({ origin: httpHost, uri });
+    }
+  });
+
+  it('adds the stage’s origin-verification secret to every request, the value the functions require', async () => {
+    const result = deployed('dev');
+    const secret = String(state(only(result, 'random:index/randomPassword:RandomPassword', 'OriginVerifySecret')).result);
+    expect(secret.length).toBeGreaterThanOrEqual(32);
+    for (const uri of [hubPath, '/editions']) expect((await routeThroughRouter(result, uri)).headers[originVerifyHeader], uri).toEqual({ value: secret });
+    expect(configSchema.shape.ORIGIN_VERIFY_SECRET.safeParse(secret).success).toBe(true);
+  });
+
+  it('never caches an error response at the edge, and keys cached responses on the caller and the origin', () => {
+    const result = deployed('dev');
+    const distribution = inputs<{ customErrorResponses: { errorCode: number; errorCachingMinTtl: number }[]; defaultCacheBehavior: { cachePolicyId: string; responseHeadersPolicyId: string } }>(
+      only(result, 'aws:cloudfront/distribution:Distribution'),
+    );
+    expect(distribution.customErrorResponses.map((response) => response.errorCode)).toEqual([400, 403, 404, 405, 414, 416, 500, 501, 502, 503, 504]);
+    expect(distribution.customErrorResponses.every((response) => response.errorCachingMinTtl === 0)).toBe(true);
+    const policy = ofType(result, 'aws:cloudfront/cachePolicy:CachePolicy').find((each) => each.id === distribution.defaultCacheBehavior.cachePolicyId)!;
+    const { parametersInCacheKeyAndForwardedToOrigin: parameters } = inputs<{ parametersInCacheKeyAndForwardedToOrigin: { headersConfig: { headerBehavior: string; headers: { items: string[] } }; queryStringsConfig: { queryStringBehavior: string } } }>(policy);
+    expect(parameters.headersConfig.headerBehavior).toBe('whitelist');
+    expect(parameters.headersConfig.headers.items).toEqual(expect.arrayContaining(['authorization', 'origin']));
+    expect(parameters.queryStringsConfig.queryStringBehavior).toBe('all');
+  });
+
+  it('adds HSTS and nosniff to every response with a response-headers policy', () => {
+    const result = deployed('dev');
+    const distribution = inputs<{ defaultCacheBehavior: { responseHeadersPolicyId: string } }>(only(result, 'aws:cloudfront/distribution:Distribution'));
+    const policy = only(result, 'aws:cloudfront/responseHeadersPolicy:ResponseHeadersPolicy');
+    expect(policy.id).toBe(distribution.defaultCacheBehavior.responseHeadersPolicyId);
+    expect(inputs(policy)).toMatchObject({
+      securityHeadersConfig: { strictTransportSecurity: { accessControlMaxAgeSec: 31_536_000, override: true }, contentTypeOptions: { override: true } },
+    });
+  });
+
+  it('limits each client IP with a WAF rate rule whenever the limit is above 0, and each API stage as a whole', () => {
+    const rateLimit = (result: DeployResult) => {
+      const acl = inputs<{ rules: { statement: { rateBasedStatement?: { limit: number; aggregateKeyType: string } } }[] }>(only(result, 'aws:wafv2/webAcl:WebAcl'));
+      expect(inputs(only(result, 'aws:cloudfront/distribution:Distribution')).webAclId).toBe(state(only(result, 'aws:wafv2/webAcl:WebAcl')).arn);
+      return acl.rules.find((rule) => rule.statement.rateBasedStatement)!.statement.rateBasedStatement;
+    };
+    // IP_RATE_LIMIT_PER_SECOND's default (200), over WAF's five-minute window.
+    expect(rateLimit(deployed('dev'))).toEqual({ limit: 60_000, aggregateKeyType: 'IP' });
+    expect(rateLimit(deployed('tuned'))).toEqual({ limit: 6_000, aggregateKeyType: 'IP' });
+    const off = deployed('wafOff');
+    expect(ofType(off, 'aws:wafv2/webAcl:WebAcl')).toEqual([]);
+    expect(inputs(only(off, 'aws:cloudfront/distribution:Distribution')).webAclId).toBeUndefined();
+    for (const [name, rate] of [['dev', 1000], ['tuned', 300]] as const) {
+      for (const stage of ofType(deployed(name), 'aws:apigatewayv2/stage:Stage')) {
+        expect(inputs(stage).defaultRouteSettings, `${name} ${stage.name}`).toMatchObject({ throttlingRateLimit: rate, throttlingBurstLimit: rate * 2 });
+      }
+    }
+  });
+
+  it('outputs the base URL and the hub URL', () => {
+    const result = deployed('dev');
+    const domain = String(state(only(result, 'aws:cloudfront/distribution:Distribution')).domainName);
+    expect(reveal(result.outputs)).toMatchObject({ url: `https://${domain}`, hubUrl: `https://${domain}${hubPath}` });
+  });
+});
+
+describe('stages', () => {
+  it('keeps the data of the prod stage and protects it; other stages are removed whole', () => {
+    const prod = deployed('prod');
+    expect(prod.app).toMatchObject({ name: 'hatchery', removal: 'retain', protect: true });
+    for (const type of ['aws:rds/instance:Instance', 'aws:dynamodb/table:Table']) expect(only(prod, type).retainOnDelete, type).toBe(true);
+    const dev = deployed('dev');
+    expect(dev.app).toMatchObject({ removal: 'remove', protect: false });
+    for (const type of ['aws:rds/instance:Instance', 'aws:dynamodb/table:Table']) expect(only(dev, type).retainOnDelete, type).toBe(false);
+  });
+
+  it('fails the deploy with a clear message when a required secret is missing or a setting is invalid', () => {
+    expect(deploys.missingSecret.error).toMatch(/IdpProjectId/);
+    expect(deploys.missingSecret.error).toMatch(/sst secret set/);
+    expect(deploys.invalidSetting.error).toMatch(/HATCHERY_NAT/);
+  });
+});
