@@ -15,7 +15,11 @@ beforeAll(async () => {
     port: 0,
     ipRequestsPerSecond: 0,
     isReady: () => ready,
-    localEndpoints: { '/local': (_request, response) => response.end('local') },
+    localEndpoints: {
+      '/local': (_request, response) => {
+        response.end('local');
+      },
+    },
     onUpgrade: (_request, socket) => socket.end('HTTP/1.1 418 Teapot\r\nContent-Length: 0\r\n\r\n'),
   });
 });
