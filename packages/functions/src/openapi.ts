@@ -60,11 +60,18 @@ export function exampleFor(schema: JsonSchema): unknown {
   }
 }
 
+/** Operators as HTML code with every character an entity (Swagger UI's Markdown reads `^` and `*` as markup, even between code spans). */
+const code = (operators: string) =>
+  operators
+    .split(' ')
+    .map((operator) => `<code>${[...operator].map((char) => `&#${char.charCodeAt(0)};`).join('')}</code>`)
+    .join(' ');
+const comparisonOperators = '= != < > <= >=';
 const operatorsByType: Record<FieldType, string> = {
-  bigint: '`=` `!=` `<` `>` `<=` `>=`',
-  integer: '`=` `!=` `<` `>` `<=` `>=`',
-  boolean: '`=` `!=`',
-  text: '`=` `!=` `<` `>` `<=` `>=` `=*` `!*` `^` `!^` `$` `!$`, and `/i`',
+  bigint: code(comparisonOperators),
+  integer: code(comparisonOperators),
+  boolean: code('= !='),
+  text: `${code(`${comparisonOperators} =* !* ^ !^ $ !$`)}, and ${code('/i')}`,
 };
 const typeNames: Record<FieldType, string> = { bigint: 'big integer', integer: 'integer', boolean: 'boolean', text: 'text' };
 const sampleValue: Record<FieldType, string> = { bigint: '>=1000', integer: '>=2', boolean: '=true', text: '=*a/i' };
