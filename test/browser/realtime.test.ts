@@ -42,7 +42,7 @@ describe.skipIf(!hasChromium)(`realtime in Chromium${needsChromium}`, () => {
 
   const run = async (page: Page, skipNegotiation: boolean): Promise<RunResult> => {
     const token = await stack.idp.signToken({ uid: 'browser-user', email: 'browser@example.com', name: 'Browser User' });
-    return page.evaluate((input) => (window as unknown as { run(i: typeof input): Promise<RunResult> }).run(input), { api: stack.url, wallet, token, skipNegotiation });
+    return page.evaluate((input) => (globalThis as unknown as { run(i: typeof input): Promise<RunResult> }).run(input), { api: stack.url, wallet, token, skipNegotiation });
   };
 
   /** `npm run simulate` against this stack, found through its data dir: listings, sales and forge fulfilments for `wallet`. */
@@ -69,7 +69,7 @@ describe.skipIf(!hasChromium)(`realtime in Chromium${needsChromium}`, () => {
     const fulfilled = [...output.matchAll(/fulfilled forge request\(s\) ([\d, ]+) in two commits/g)].flatMap((match) => match[1]!.split(', '));
     expect(fulfilled).toHaveLength(2);
 
-    const seen = async () => page.evaluate(() => (window as unknown as { events: SeenEvent[] }).events);
+    const seen = async () => page.evaluate(() => (globalThis as unknown as { events: SeenEvent[] }).events);
     while ((await seen()).filter((event) => event.name === 'forgeFulfilled').length < fulfilled.length) await page.waitForTimeout(200);
     const events = await seen();
     expect(events.some((event) => event.name === 'marketChanged' && typeof event.event.count === 'number')).toBe(true);

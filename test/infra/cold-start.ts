@@ -5,6 +5,7 @@ import { promisify } from 'node:util';
 import { gzipSync } from 'node:zlib';
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
 import { build } from 'esbuild';
+import * as z from 'zod';
 import { httpRoutes, type HttpRoute } from '@hatchery/functions/routes';
 import type { WsEvent } from '@hatchery/functions/routes/realtime';
 import { demoAddress } from '@hatchery/local/demo-data';
@@ -88,10 +89,19 @@ export async function bundleHandlers(handlers: readonly string[], outdir: string
   );
 }
 
-/** A request each HTTP function answers without a token: `{address}` is demo wallet 1, a greedy path matches nothing. */
+/** Each path parameter's documented example (the route's zod schema), else demo wallet 1; a greedy path matches nothing. */
+function pathParameters(route: HttpRoute): Record<string, string> | undefined {
+  const names = [...route.path.matchAll(/\{(\w+)(\+?)\}/g)];
+  if (!names.length) return undefined;
+  const schema = route.request?.params && (z.toJSONSchema(route.request.params, { io: 'input' }) as { properties?: Record<string, { examples?: string[] }> });
+  return Object.fromEntries(names.map(([, name, greedy]) => [name!, greedy ? 'no/such/path' : (schema?.properties?.[name!]?.examples?.[0] ?? demoAddress(1))]));
+}
+
+/** A request each HTTP function answers without a token. */
 export function httpEvent(route: HttpRoute): APIGatewayProxyEventV2 {
   const method = route.method === 'ANY' ? 'GET' : route.method;
-  const path = route.path.replace('{address}', demoAddress(1)).replace('{proxy+}', 'no/such/path');
+  const parameters = pathParameters(route);
+  const path = route.path.replace(/\{(\w+)\+?\}/g, (_whole, name: string) => parameters![name]!);
   const rawQueryString = method === 'POST' && route.auth === 'none' ? 'negotiateVersion=1' : '';
   const now = Date.now();
   return {
@@ -101,7 +111,7 @@ export function httpEvent(route: HttpRoute): APIGatewayProxyEventV2 {
     rawQueryString,
     headers: { host: 'api.example.test', 'user-agent': 'cold-start-probe', accept: 'application/json' },
     queryStringParameters: rawQueryString ? Object.fromEntries(new URLSearchParams(rawQueryString)) : undefined,
-    pathParameters: route.path.includes('{address}') ? { address: demoAddress(1) } : route.path.includes('{proxy+}') ? { proxy: 'no/such/path' } : undefined,
+    pathParameters: parameters,
     requestContext: {
       accountId: '123456789012',
       apiId: 'probe',
@@ -242,7 +252,10 @@ export async function measureColdStarts(backing: Backing, workdir: string, migra
     const bundle = bundles.get(handler)!;
     if (fn.via === 'http') {
       const route = routes.get(fn.key)!;
-      const measured = await probeMedian(times, () => probe(fn, bundle, backing, workdir, { event: httpEvent(route) }));
+      // The files the route table says its handler reads, beside the bundle as the deploy's copyFiles puts them.
+      const taskRoot = route.copyFiles ? join(workdir, 'task-roots', fn.key.replace(/[^\w]+/g, '_')) : undefined;
+      for (const { from, to } of route.copyFiles ?? []) cpSync(join(repositoryRoot, from), join(taskRoot!, to), { recursive: true });
+      const measured = await probeMedian(times, () => probe(fn, bundle, backing, workdir, { event: httpEvent(route), taskRoot }));
       rows.push({ key: fn.key, handler, bundle, probe: measured, expectedStatus: expectedStatus(route) });
     } else if (fn.via === 'hub') {
       const measured = await probeMedian(times, () => probe(fn, bundle, backing, workdir, { event: hubEvent(fn.key) }));
