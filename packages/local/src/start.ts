@@ -39,7 +39,7 @@ function fail(error: unknown): never {
 async function main(): Promise<void> {
   const settings = localSettings();
   const format = settings.LOG_FORMAT ?? (process.stdout.isTTY ? 'pretty' : 'json');
-  if (format === 'pretty') useLogDestination(pretty({ colorize: true, translateTime: 'SYS:HH:MM:ss', ignore: 'pid,hostname,service' }));
+  if (format === 'pretty') useLogDestination(pretty({ colorize: true, singleLine: true, translateTime: 'SYS:HH:MM:ss', ignore: 'pid,hostname,service' }));
 
   // Stop requests that arrive while the stack starts are kept and honoured once it has (nothing half-started is left).
   let stopRequested: string | undefined;
@@ -69,7 +69,10 @@ async function main(): Promise<void> {
   });
   if (stopRequested) return stop(stopRequested);
   const seconds = (performance.now() - started) / 1000;
-  logger().info({ url: stack.url, docs: `${stack.url}/docs`, dataDir: settings.HATCHERY_DATA_DIR, readyInSeconds: Number(seconds.toFixed(2)) }, 'Hatchery is running');
+  // The banner is for people; JSON logs get the same facts as one line for machines.
+  if (format === 'json') {
+    logger().info({ url: stack.url, docs: `${stack.url}/docs`, dataDir: settings.HATCHERY_DATA_DIR, readyInSeconds: Number(seconds.toFixed(2)) }, 'Hatchery is running');
+  }
   process.stdout.write(`${banner(stack, settings, seconds)}\n`);
 }
 
