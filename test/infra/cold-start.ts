@@ -190,8 +190,8 @@ try {
 } catch (error) {
   report.error = String(error?.stack ?? error);
 }
-process.stdout.write(JSON.stringify(report));
-process.exit(0);
+// Exits once the report is written: a pipe takes a large one (a file's body) in several writes.
+process.stdout.write(JSON.stringify(report), () => process.exit(0));
 `;
 
 /** Imports and calls one bundle in a fresh Node.js process whose environment is only what SST and Lambda would give it. */
