@@ -9,6 +9,7 @@ export const chromiumPath = '/usr/bin/chromium';
 export const hasChromium = existsSync(chromiumPath);
 /** Shown in the name of every browser test, so a skipped run says how to run it. */
 export const needsChromium = hasChromium ? '' : ' [skipped: no Chromium; install it with `apt-get install -y chromium`]';
+if (!hasChromium) console.warn(`Browser tests skipped: ${chromiumPath} is missing. Install Debian's Chromium with: apt-get install -y chromium`);
 
 /** Git-ignored; the screenshots are for people to look at. */
 export const screenshotDir = join(import.meta.dirname, '..', '.screenshots');
