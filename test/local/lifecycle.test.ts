@@ -1,5 +1,5 @@
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { chmod, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -206,5 +206,23 @@ describe('npm start', () => {
     expect(shutdownLog).not.toMatch(/"level":(40|50|60)|WARNING|FATAL|ERR!|Error/);
     // The demo data was loaded once, by the first start; this one found it.
     expect(again.output()).toContain('Hatchery is running at');
+  }, 120_000);
+
+  it('a stack killed outright leaves its PostgreSQL behind; the next start on that data dir stops it and starts', async () => {
+    const killed = npm(['start', '--silent'], baseEnv(port, dataDir));
+    await untilReady(killed);
+    const { pid } = JSON.parse(readFileSync(join(dataDir, 'stack.json'), 'utf8')) as { pid: number };
+    process.kill(pid, 'SIGKILL');
+    await killed.exited;
+    const orphan = processesOf(dataDir, -1).filter((line) => line.includes('postgres -D'));
+    expect(orphan).toHaveLength(1);
+
+    const next = npm(['start', '--silent'], baseEnv(port, dataDir));
+    await untilReady(next);
+    expect(next.output()).toContain(`"pid":${orphan[0]!.trim().split(/\s+/)[0]},"msg":"stopped a PostgreSQL server that a killed Hatchery had left running on this data"`);
+    expect((await fetch(`http://127.0.0.1:${port}/editions?pageSize=1`)).status).toBe(200);
+    process.kill(-next.child.pid!, 'SIGTERM');
+    await next.exited;
+    expect(await leftAfterExit(dataDir, next.child.pid!)).toEqual([]);
   }, 120_000);
 });
