@@ -28,7 +28,8 @@ export function createHttpApi(context: FunctionContext, settings: DeploySettings
     },
   });
   for (const route of Object.values<HttpRoute>(httpRoutes)) {
-    api.route(routeKey(route), lambda(route.handler, context, sizing.http, `${routeKey(route)}: ${route.summary}`), { auth: false });
+    const copyFiles = route.copyFiles?.map((file) => ({ ...file }));
+    api.route(routeKey(route), lambda(route.handler, context, sizing.http, `${routeKey(route)}: ${route.summary}`, { copyFiles }), { auth: false });
   }
   return api;
 }

@@ -196,10 +196,16 @@ describe('GET /openapi.json and /docs', () => {
     expect(operation.responses['422'].content['application/problem+json']).toBeDefined();
   });
 
-  it('serves a docs page that reads the document', async () => {
+  it('serves a docs page that reads the document (Swagger UI, whose files the stack serves too)', async () => {
     const response = await stack.get('/docs');
     expect(response.status).toBe(200);
     expect(response.headers.get('content-type')).toContain('text/html');
-    expect(await response.text()).toContain("fetch('openapi.json')");
+    const page = await response.text();
+    expect(page).toContain("url: 'openapi.json'");
+    for (const file of [...page.matchAll(/(?:src|href)="(docs\/[^"]+)"/g)].map((match) => match[1]!)) {
+      expect((await stack.get(`/${file}`)).status, file).toBe(200);
+    }
+    expect((await stack.get('/docs/', { redirect: 'manual' })).headers.get('location')).toBe('../docs');
+    expect((await stack.get('/docs/package.json')).status).toBe(404);
   });
 });

@@ -5,6 +5,7 @@ import { promisify } from 'node:util';
 import { gzipSync } from 'node:zlib';
 import { CreateTableCommand, DynamoDBClient, ResourceInUseException } from '@aws-sdk/client-dynamodb';
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
+import * as z from 'zod';
 import { createTableInput } from '@hatchery/core/dynamo/table';
 import { originVerifyHeader } from '@hatchery/core/origin-verify';
 import { httpRoutes, type HttpRoute } from '@hatchery/functions/routes';
@@ -73,10 +74,19 @@ export async function deployForColdStarts(backing: Backing, workdir: string): Pr
   }
 }
 
-/** A request each HTTP function answers without a token: `{address}` is demo wallet 1, a greedy path matches nothing. */
+/** Each path parameter's documented example (the route's zod schema), else demo wallet 1; a greedy path matches nothing. */
+function pathParameters(route: HttpRoute): Record<string, string> | undefined {
+  const names = [...route.path.matchAll(/\{(\w+)(\+?)\}/g)];
+  if (!names.length) return undefined;
+  const schema = route.request?.params && (z.toJSONSchema(route.request.params, { io: 'input' }) as { properties?: Record<string, { examples?: string[] }> });
+  return Object.fromEntries(names.map(([, name, greedy]) => [name!, greedy ? 'no/such/path' : (schema?.properties?.[name!]?.examples?.[0] ?? demoAddress(1))]));
+}
+
+/** A request each HTTP function answers without a token. */
 export function httpEvent(route: HttpRoute, extraHeaders: Record<string, string> = {}): APIGatewayProxyEventV2 {
   const method = route.method === 'ANY' ? 'GET' : route.method;
-  const path = route.path.replace('{address}', demoAddress(1)).replace('{proxy+}', 'no/such/path');
+  const parameters = pathParameters(route);
+  const path = route.path.replace(/\{(\w+)\+?\}/g, (_whole, name: string) => parameters![name]!);
   const rawQueryString = method === 'POST' && route.auth === 'none' ? 'negotiateVersion=1' : '';
   const now = Date.now();
   return {
@@ -86,7 +96,7 @@ export function httpEvent(route: HttpRoute, extraHeaders: Record<string, string>
     rawQueryString,
     headers: { host: 'api.example.test', 'user-agent': 'cold-start-probe', accept: 'application/json', ...extraHeaders },
     queryStringParameters: rawQueryString ? Object.fromEntries(new URLSearchParams(rawQueryString)) : undefined,
-    pathParameters: route.path.includes('{address}') ? { address: demoAddress(1) } : route.path.includes('{proxy+}') ? { proxy: 'no/such/path' } : undefined,
+    pathParameters: parameters,
     requestContext: {
       accountId: '123456789012',
       apiId: 'probe',
@@ -165,8 +175,8 @@ try {
 } catch (error) {
   report.error = String(error?.stack ?? error);
 }
-process.stdout.write(JSON.stringify(report));
-process.exit(0);
+// Exits once the report is written: a pipe takes a large one (a file's body) in several writes.
+process.stdout.write(JSON.stringify(report), () => process.exit(0));
 `;
 
 /**

@@ -7,6 +7,8 @@ import type { DemoSize } from '@hatchery/local/demo-data';
 import { startStack, type RunningStack } from '@hatchery/local/stack';
 
 export interface TestStack extends RunningStack {
+  /** Its data folder: `npm run token` and `npm run simulate` find the stack through it (HATCHERY_DATA_DIR). */
+  dataDir: string;
   /** Runs SQL directly against the stack's database (fixtures, assertions). */
   sql<Row extends pg.QueryResultRow = Record<string, unknown>>(text: string, values?: unknown[]): Promise<Row[]>;
   get(path: string, init?: RequestInit): Promise<Response>;
@@ -28,6 +30,7 @@ export async function startTestStack(options: { demoData?: DemoSize | false; env
   client.on('error', () => undefined);
   return {
     ...stack,
+    dataDir,
     sql: async (text, values) => (await client.query(text, values)).rows,
     get: (path, init) => fetch(`${stack.url}${path}`, init),
     stop: async () => {

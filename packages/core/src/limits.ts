@@ -51,6 +51,15 @@ export const limits = {
   tokenClockSkewSeconds: 60,
   /** Request bodies above this are 413; the one JSON body the API takes (link wallet) is under 300 bytes. */
   requestBodyBytes: 16 * 1024,
+  /** The local stack's supervision of its embedded PostgreSQL (issue 11 item 5): delays double from the first to the cap. */
+  embeddedPostgresRestart: {
+    firstDelayMs: 250,
+    maxDelayMs: 5_000,
+    /** Up this long after a restart, the next failure starts the backoff over. */
+    stableAfterMs: 30_000,
+    /** A server still running this long after the fast-shutdown signal gets the immediate one. */
+    stopTimeoutMs: 10_000,
+  },
 } as const;
 
 const nicknameCharacters = 'A-Za-z0-9 _';

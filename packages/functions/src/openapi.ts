@@ -1,31 +1,172 @@
 import * as z from 'zod';
-import { errorKinds } from '@hatchery/core/errors';
+import { AppError, errorKinds, toProblem, type ErrorKind } from '@hatchery/core/errors';
+import { limits } from '@hatchery/core/limits';
+import type { FieldMap, FieldType } from '@hatchery/core/query/compile';
 import { httpRoutes, type HttpRoute } from './routes';
-import { problemSchema } from './schemas';
+import { exampleWallet, problemSchema } from './schemas';
 
-type JsonSchema = Record<string, unknown>;
+type JsonSchema = {
+  type?: string | string[];
+  properties?: Record<string, JsonSchema>;
+  required?: string[];
+  items?: JsonSchema;
+  pattern?: string;
+  format?: string;
+  enum?: unknown[];
+  const?: unknown;
+  examples?: unknown[];
+  description?: string;
+  minimum?: number;
+  anyOf?: JsonSchema[];
+  [key: string]: unknown;
+};
 
-const inputSchema = (schema: z.ZodType): JsonSchema =>
-  z.toJSONSchema(schema, { io: 'input', unrepresentable: 'any' }) as JsonSchema;
-const outputSchema = (schema: z.ZodType): JsonSchema =>
-  z.toJSONSchema(schema, { io: 'output', unrepresentable: 'any' }) as JsonSchema;
+const inputSchema = (schema: z.ZodType): JsonSchema => z.toJSONSchema(schema, { io: 'input', unrepresentable: 'any' }) as JsonSchema;
+const outputSchema = (schema: z.ZodType): JsonSchema => z.toJSONSchema(schema, { io: 'output', unrepresentable: 'any' }) as JsonSchema;
 
-function parameters(schema: z.ZodType | undefined, location: 'query' | 'path') {
-  if (!schema) return [];
-  const json = inputSchema(schema) as { properties?: Record<string, JsonSchema>; required?: string[] };
-  return Object.entries(json.properties ?? {}).map(([name, property]) => ({
-    name,
-    in: location,
-    required: location === 'path' || (json.required ?? []).includes(name),
-    description: property.description,
-    schema: property,
-  }));
+/** Example strings for the patterns the wire schemas use; anything else gets a plain word. */
+const examplesByPattern: Array<[RegExp, string]> = [
+  [/^\^0x\[0-9a-fA-F\]\{40\}\$$/, exampleWallet],
+  [/^\^0x\[0-9a-f\]\{40\}\$$/, exampleWallet],
+  [/^\^0x\[0-9a-fA-F\]\{130\}\$$/, `0x${'5e'.repeat(64)}1b`],
+  [/^\^-\?\[0-9\]\{1,78\}\$$/, '1000000000000000000'],
+  [/^\^\[0-9a-f\]\{(\d+)\}\$$/, '9f86d081884c7d659a2feaa0c55ad015'],
+];
+
+/** A value that fits `schema`, derived from it so examples never drift from the wire types. */
+export function exampleFor(schema: JsonSchema): unknown {
+  if (schema.examples?.length) return schema.examples[0];
+  if (schema.const !== undefined) return schema.const;
+  if (schema.enum?.length) return schema.enum[0];
+  if (schema.anyOf?.length) return exampleFor(schema.anyOf[0]!);
+  const type = Array.isArray(schema.type) ? schema.type[0] : schema.type;
+  switch (type) {
+    case 'object':
+      return Object.fromEntries(Object.entries(schema.properties ?? {}).map(([name, property]) => [name, exampleFor(property)]));
+    case 'array':
+      return schema.items ? [exampleFor(schema.items)] : [];
+    case 'integer':
+    case 'number':
+      return Math.max(1, schema.minimum ?? 1);
+    case 'boolean':
+      return true;
+    case 'string': {
+      if (schema.format === 'date-time') return '2026-01-01T12:00:00.000Z';
+      const known = schema.pattern && examplesByPattern.find(([pattern]) => pattern.test(schema.pattern!));
+      return known ? known[1] : 'text';
+    }
+    default:
+      return null;
+  }
 }
 
-const problemResponse = (status: number) => ({
-  description: errorKinds[Object.keys(errorKinds).find((kind) => errorKinds[kind as keyof typeof errorKinds].status === status) as keyof typeof errorKinds]?.title ?? 'Error',
-  content: { 'application/problem+json': { schema: { $ref: '#/components/schemas/Problem' } } },
-});
+/** Operators as HTML code with every character an entity (Swagger UI's Markdown reads `^` and `*` as markup, even between code spans). */
+const code = (operators: string) =>
+  operators
+    .split(' ')
+    .map((operator) => `<code>${[...operator].map((char) => `&#${char.charCodeAt(0)};`).join('')}</code>`)
+    .join(' ');
+const comparisonOperators = '= != < > <= >=';
+const operatorsByType: Record<FieldType, string> = {
+  bigint: code(comparisonOperators),
+  integer: code(comparisonOperators),
+  boolean: code('= !='),
+  text: `${code(`${comparisonOperators} =* !* ^ !^ $ !$`)}, and ${code('/i')}`,
+};
+const typeNames: Record<FieldType, string> = { bigint: 'big integer', integer: 'integer', boolean: 'boolean', text: 'text' };
+const sampleValue: Record<FieldType, string> = { bigint: '>=1000', integer: '>=2', boolean: '=true', text: '=*a/i' };
+
+/** A few valid filters for these fields: one condition, then two joined, then a group. */
+function filterExamples(fields: FieldMap): string[] {
+  const [first, second, third] = Object.entries(fields).map(([name, spec]) => `${name}${sampleValue[spec.type]}`);
+  if (!first) return [];
+  if (!second) return [first];
+  return [first, `${first},${second}`, ...(third ? [`(${first}|${second}),${third}`] : [])];
+}
+
+const defaultOrderOf = (list: NonNullable<HttpRoute['list']>) => list.order.defaultOrder.map((term) => `${term.field} ${term.direction}`).join(', ');
+
+const grammar =
+  'Conditions `field<op>value` are joined by `,` (and) and `|` (or), with equal precedence, left to right, and grouped with `( )`. ' +
+  'A value ending in `/i` compares text case-insensitively, `\\` escapes `, | ( ) \\`, and `null` compares with NULL (`=` and `!=`). ' +
+  'A field not listed here, or a value of the wrong type, is a 422.';
+
+function filterDescription(list: NonNullable<HttpRoute['list']>): string {
+  const rows = Object.entries(list.fields).map(([name, spec]) => `| \`${name}\` | ${typeNames[spec.type]} | ${operatorsByType[spec.type]} |`);
+  const examples = filterExamples(list.fields).map((example) => `\`${example}\``).join(', ');
+  return [
+    `Filter expression, at most ${limits.filterLength} characters (Gridify syntax). The fields of this endpoint:`,
+    '',
+    '| field | type | operators |',
+    '|---|---|---|',
+    ...rows,
+    '',
+    grammar,
+    '',
+    `Examples: ${examples}.`,
+  ].join('\n');
+}
+
+function orderByDescription(list: NonNullable<HttpRoute['list']>): string {
+  const fields = Object.keys(list.fields);
+  return (
+    `Sort expression, at most ${limits.orderByLength} characters: \`field [asc|desc]\` joined by \`,\`, over ` +
+    `${fields.map((field) => `\`${field}\``).join(', ')}. Default: \`${defaultOrderOf(list)}\`; ` +
+    `every order ends with the primary key, so pages are stable. Example: \`${fields.at(-1)} desc,${fields[0]}\`.`
+  );
+}
+
+function parameters(route: HttpRoute, schema: z.ZodType | undefined, location: 'query' | 'path') {
+  if (!schema) return [];
+  const json = inputSchema(schema);
+  return Object.entries(json.properties ?? {}).map(([name, property]) => {
+    const description =
+      route.list && name === 'filter' ? filterDescription(route.list) : route.list && name === 'orderBy' ? orderByDescription(route.list) : property.description;
+    return {
+      name,
+      in: location,
+      required: location === 'path' || (json.required ?? []).includes(name),
+      description,
+      schema: property,
+      ...(property.examples?.length && { example: property.examples[0] }),
+      ...(route.list && name === 'filter' && { 'x-fields': Object.fromEntries(Object.entries(route.list.fields).map(([field, spec]) => [field, spec.type])) }),
+    };
+  });
+}
+
+const kindOf = (status: number) => (Object.keys(errorKinds) as ErrorKind[]).find((kind) => errorKinds[kind].status === status) ?? 'internal';
+
+/** What each problem status means on this API, as its response description and example detail. */
+const problemMeanings: Record<number, string> = {
+  401: 'The bearer token is missing or invalid (`WWW-Authenticate: Bearer`).',
+  403: 'A browser page of an origin that the CORS settings do not allow.',
+  404: 'Not found.',
+  409: 'Conflicts with existing data (an email or wallet of another account, or a wallet already linked).',
+  410: 'No current challenge: request a new nonce.',
+  413: 'The request body is too large.',
+  415: 'The request body must be JSON (`content-type: application/json`).',
+  422: 'One or more fields are invalid; `errors` names each one.',
+  429: 'Too many requests; `Retry-After` says when to try again.',
+  500: 'An unexpected failure (no detail leaves the service).',
+  503: 'The database is unavailable; `Retry-After` says when to try again.',
+};
+
+function problemResponse(route: HttpRoute, status: number) {
+  const kind = kindOf(status);
+  const error = new AppError(kind, problemMeanings[status] ?? errorKinds[kind].title, status === 422 ? { [route.list ? 'filter' : 'address']: ['is invalid'] } : undefined);
+  return {
+    description: problemMeanings[status] ?? errorKinds[kind].title,
+    content: { 'application/problem+json': { schema: { $ref: '#/components/schemas/Problem' }, example: toProblem(error, route.path).body } },
+  };
+}
+
+function successResponse(route: HttpRoute) {
+  if (route.produces === 'text/html') return { description: 'An HTML page.', content: { 'text/html': { schema: { type: 'string' } } } };
+  if (route.produces === 'other') return { description: 'The file.', content: { '*/*': { schema: { type: 'string', format: 'binary' } } } };
+  if (!route.response) return { description: 'OK', content: { 'application/json': { schema: { type: 'object' } } } };
+  const schema = outputSchema(route.response);
+  return { description: 'OK', content: { 'application/json': { schema, example: exampleFor(schema) } } };
+}
 
 function operation(name: string, route: HttpRoute) {
   const statuses = new Set<number>([
@@ -36,30 +177,28 @@ function operation(name: string, route: HttpRoute) {
     ...(route.refusesOtherOrigins ? [403] : []),
     ...(route.problems ?? []),
   ]);
+  const body = route.request?.body && inputSchema(route.request.body);
   return {
     operationId: name,
     summary: route.summary,
-    tags: [route.internal ? 'service' : route.path.split('/')[1] ?? 'api'],
+    ...(route.list && { description: `Paged. Default order: \`${defaultOrderOf(route.list)}\`. Filter and sort fields: see \`filter\` and \`orderBy\`.` }),
+    tags: [route.internal ? 'service' : (route.path.split('/')[1] ?? 'api')],
     security: route.auth === 'jwt' ? [{ bearer: [] }] : [],
-    parameters: [...parameters(route.request?.params, 'path'), ...parameters(route.request?.query, 'query')],
-    requestBody: route.request?.body
-      ? { required: true, content: { 'application/json': { schema: inputSchema(route.request.body) } } }
-      : undefined,
+    parameters: [...parameters(route, route.request?.params, 'path'), ...parameters(route, route.request?.query, 'query')],
+    ...(body && { requestBody: { required: true, content: { 'application/json': { schema: body, example: exampleFor(body) } } } }),
+    ...(route.list && { 'x-default-order': defaultOrderOf(route.list) }),
     responses: {
-      200: {
-        description: 'OK',
-        content: route.response ? { 'application/json': { schema: outputSchema(route.response) } } : undefined,
-      },
-      ...Object.fromEntries([...statuses].sort().map((status) => [status, problemResponse(status)])),
+      200: successResponse(route),
+      ...Object.fromEntries([...statuses].sort().map((status) => [status, problemResponse(route, status)])),
     },
   };
 }
 
-/** The OpenAPI 3.1 document, derived from the route table and its zod schemas. */
+/** The OpenAPI 3.1 document, derived from the route table, its zod schemas and the read models' field maps. */
 export function openApiDocument(routes: Record<string, HttpRoute> = httpRoutes) {
   const paths: Record<string, Record<string, unknown>> = {};
   for (const [name, route] of Object.entries(routes)) {
-    if (route.method === 'OPTIONS' || route.method === 'ANY') continue;
+    if (route.method === 'OPTIONS' || route.method === 'ANY' || route.produces === 'other') continue;
     (paths[route.path] ??= {})[route.method.toLowerCase()] = operation(name, route);
   }
   return {
@@ -67,15 +206,28 @@ export function openApiDocument(routes: Record<string, HttpRoute> = httpRoutes) 
     info: {
       title: 'Hatchery API',
       version: '1.0.0',
-      description:
-        'Accounts, wallet linking and indexed on-chain data. Filters: `field<op>value` joined by `,` (and) and `|` (or), grouped with `( )`; ' +
-        'operators `= != < > <= >= =* !* ^ !^ $ !$`; a value ending in `/i` is case-insensitive; `\\` escapes; `null` compares with NULL. ' +
-        'orderBy: `field [asc|desc]` joined by `,`.',
+      description: [
+        'Accounts, wallet linking, indexed on-chain data and a realtime hub.',
+        '',
+        `Paged lists take \`page\` (${limits.page.min}–${limits.page.max}), \`pageSize\` (${limits.pageSize.min}–${limits.pageSize.max}, default ${limits.pageSize.default}), ` +
+          '`filter` and `orderBy`, and answer `{ items, totalCount, page, pageSize }`; each list names its filter and sort fields. ' +
+          'Big integers (token ids, prices in wei, blocks) are decimal strings; null values are omitted.',
+        '',
+        'Errors are RFC 9457 `application/problem+json`. The `/accounts/me…` endpoints take `Authorization: Bearer <token>` ' +
+          '(locally: `npm run token -- --uid alice --email alice@example.com`, then **Authorize**).',
+      ].join('\n'),
     },
     paths,
     components: {
       schemas: { Problem: outputSchema(problemSchema) },
-      securitySchemes: { bearer: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' } },
+      securitySchemes: {
+        bearer: {
+          type: 'http',
+          scheme: 'bearer',
+          bearerFormat: 'JWT',
+          description: 'An ID token of the identity provider (Firebase/Google securetoken); the first authenticated request creates the account.',
+        },
+      },
     },
   };
 }

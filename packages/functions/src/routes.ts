@@ -1,4 +1,5 @@
 import type * as z from 'zod';
+import type { ListSource } from '@hatchery/core/query/paging';
 import type { InputSchemas } from './middleware/validate-input';
 import { accountRoutes } from './routes/accounts';
 import { foundationRoutes } from './routes/foundation';
@@ -20,7 +21,12 @@ export interface HttpRoute {
   response?: z.ZodType;
   /** Problem statuses this route can answer besides 422/500/503, for the OpenAPI document. */
   problems?: readonly number[];
-  produces?: 'application/json' | 'text/html';
+  /** What a success carries: JSON by default (the handler's value, serialized); HTML and anything else the handler shapes itself. */
+  produces?: 'application/json' | 'text/html' | 'other';
+  /** For paged lists: the read model's filter/sort fields and default order, which the OpenAPI document lists. */
+  list?: Pick<ListSource, 'fields' | 'order'>;
+  /** Files the handler reads at run time; the deploy copies them beside its bundle (SST copyFiles, from the repository root). */
+  copyFiles?: readonly { from: string; to: string }[];
   /** 403 for a browser page of an origin the CORS settings do not allow, rather than only leaving out the CORS headers. */
   refusesOtherOrigins?: boolean;
   /** Routes of the local developer experience; documented but not part of SPEC.md's API. */

@@ -23,10 +23,11 @@ export interface TokenClaims {
 
 const kid = 'hatchery-local-1';
 
-async function loadOrCreateKey(keyFile: string): Promise<JWK> {
+async function loadOrCreateKey(keyFile: string, create: boolean): Promise<JWK> {
   try {
     return JSON.parse(await readFile(keyFile, 'utf8')) as JWK;
-  } catch {
+  } catch (error) {
+    if (!create) throw new Error(`the identity provider's key ${keyFile} cannot be read (${(error as Error).message})`);
     const { privateKey } = await generateKeyPair('RS256', { extractable: true });
     const jwk = { ...(await exportJWK(privateKey)), kid, alg: 'RS256', use: 'sig' };
     await mkdir(dirname(keyFile), { recursive: true });
@@ -35,8 +36,13 @@ async function loadOrCreateKey(keyFile: string): Promise<JWK> {
   }
 }
 
-export async function localIdentityProvider(options: { keyFile: string; projectId: string }): Promise<LocalIdentityProvider> {
-  const privateJwk = await loadOrCreateKey(options.keyFile);
+export async function localIdentityProvider(options: {
+  keyFile: string;
+  projectId: string;
+  /** Make a key when the file has none (the stack); false for tools that must sign with the running stack's key. */
+  create?: boolean;
+}): Promise<LocalIdentityProvider> {
+  const privateJwk = await loadOrCreateKey(options.keyFile, options.create ?? true);
   const { kty, n, e } = privateJwk;
   const publicJwk: JWK = { kty, n, e, kid: privateJwk.kid, alg: 'RS256', use: 'sig' };
   const key = await importJWK(privateJwk, 'RS256');

@@ -1,4 +1,3 @@
-import { readFile } from 'node:fs/promises';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import pg from 'pg';
@@ -6,7 +5,8 @@ import { createIndexerSchema } from '@hatchery/core/indexer/schema';
 import { patterns } from '@hatchery/core/limits';
 import { notificationChannel } from '@hatchery/core/realtime/changes';
 import { demoAddress } from './demo-data';
-import { defaultDataDir, stackFile } from './stack';
+import { findRunningStack, StartupError } from './record';
+import { localSettings } from './settings';
 
 /**
  * Indexer activity, written as the indexer writes it: each change in its own
@@ -83,13 +83,17 @@ export function indexerActivity(pool: pg.Pool) {
   };
 }
 
+/** The database of the stack running on HATCHERY_DATA_DIR, which the simulated indexer writes to. */
 async function databaseUrl(): Promise<string> {
-  if (process.env.DATABASE_URL) return process.env.DATABASE_URL;
-  try {
-    return (JSON.parse(await readFile(stackFile(defaultDataDir), 'utf8')) as { databaseUrl: string }).databaseUrl;
-  } catch {
-    throw new Error(`No running local stack found (${stackFile(defaultDataDir)}): start it with \`npm start\`, or set DATABASE_URL.`);
-  }
+  const stack = await findRunningStack(localSettings().HATCHERY_DATA_DIR);
+  if (!stack.databaseUrl) throw new StartupError(`the Hatchery on ${stack.url} did not record its database; restart it`);
+  return stack.databaseUrl;
+}
+
+/** A whole number of at least `min`, or a one-line refusal naming the option. */
+function wholeNumber(option: string, raw: string, min: number): number {
+  if (!/^[0-9]{1,9}$/.test(raw) || Number(raw) < min) throw new StartupError(`--${option} takes a whole number of at least ${min}, not '${raw}'`);
+  return Number(raw);
 }
 
 async function next(pool: pg.Pool, sql: string): Promise<bigint> {
@@ -107,9 +111,9 @@ async function simulate(): Promise<void> {
     },
   });
   const wallet = values.wallet.toLowerCase();
-  if (!patterns.address.test(wallet)) throw new Error('--wallet must be 0x followed by 40 hex characters');
-  const everyMs = Number(values.every);
-  const steps = Number(values.count) || Infinity;
+  if (!patterns.address.test(wallet)) throw new StartupError('--wallet must be 0x followed by 40 hex characters');
+  const everyMs = wholeNumber('every', values.every, 1);
+  const steps = wholeNumber('count', values.count, 0) || Infinity;
 
   const pool = new pg.Pool({ connectionString: await databaseUrl(), max: 2 });
   await createIndexerSchema(pool);
@@ -165,7 +169,7 @@ async function simulate(): Promise<void> {
 
 if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
   simulate().catch((error: unknown) => {
-    console.error(error instanceof Error ? error.message : error);
-    process.exit(1);
+    process.stderr.write(`npm run simulate: ${error instanceof Error ? error.message : String(error)}\n`);
+    process.exit(error instanceof StartupError ? 2 : 1);
   });
 }

@@ -1,8 +1,8 @@
-import { rm, writeFile } from 'node:fs/promises';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import pg from 'pg';
 import { config, configSchema } from '@hatchery/core/config';
+import { logger } from '@hatchery/core/logger';
 import { closeDb } from '@hatchery/core/db';
 import { ensureTable } from '@hatchery/core/dynamo/table';
 import { migrate } from '@hatchery/core/migrate';
@@ -16,6 +16,7 @@ import { startGateway, type RunningGateway } from './gateway/server';
 import { websocketApi, type WebSocketApi } from './gateway/websocket';
 import { localIdentityProvider, type LocalIdentityProvider } from './idp';
 import { startEmbeddedPostgres, type EmbeddedDatabase } from './postgres';
+import { claimDataDir, StartupError } from './record';
 
 export interface StackOptions {
   /** 0 picks a free port (tests). */
@@ -35,9 +36,6 @@ export interface StackOptions {
   /** The in-process listener's timing; false runs none (tests that start their own). */
   listener?: Partial<Pick<ListenerOptions, 'pollMs' | 'reconnectMs' | 'fanOutConcurrency'>> | false;
 }
-
-/** Written to the data folder while the stack runs, so `npm run simulate` finds its database. */
-export const stackFile = (dataDir: string) => join(dataDir, 'stack.json');
 
 export interface RunningStack {
   url: string;
@@ -80,16 +78,50 @@ export async function startStack(options: StackOptions): Promise<RunningStack> {
     for (const cleanup of cleanups.splice(0).reverse()) await cleanup().catch(() => undefined);
   };
   try {
+    const claim = await claimDataDir(options.dataDir);
+    cleanups.push(claim.release);
+    if (claim.orphanStopped) logger().warn({ pid: claim.orphanStopped }, 'stopped a PostgreSQL server that a killed Hatchery had left running on this data');
+    // Local use only: the SDK's notice about future Node.js versions says nothing about this stack (README names the supported versions).
+    process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
+
+    // The configuration as a whole is read only once the stack has set its variables; these two are needed before.
+    const projectId = configSchema.shape.IDP_PROJECT_ID.parse(process.env.IDP_PROJECT_ID);
+    const idpKeyFile = join(options.dataDir, 'idp-key.json');
+    const idp = await localIdentityProvider({ keyFile: idpKeyFile, projectId });
+
+    // The port is taken first, so a conflict shows at once; until the stack is ready it answers 503 with Retry-After.
+    let ready = false;
+    const hub = websocketApi({ path: hubPath, routes: wsRoutes });
+    const gateway = await startGateway({
+      routes: Object.values(httpRoutes),
+      port: options.port,
+      ipRequestsPerSecond: configSchema.shape.IP_RATE_LIMIT_PER_SECOND.parse(process.env.IP_RATE_LIMIT_PER_SECOND),
+      isReady: () => ready,
+      localEndpoints: {
+        '/.well-known/jwks.json': (_request, response) => {
+          response.writeHead(200, { 'content-type': 'application/json', 'cache-control': 'max-age=300' });
+          response.end(JSON.stringify(idp.jwks));
+        },
+        [managementPath]: managementApi(hub.connections),
+      },
+      onUpgrade: hub.onUpgrade,
+    }).catch((error: NodeJS.ErrnoException) => {
+      if (error.code === 'EADDRINUSE') throw new StartupError(`port ${options.port} on 127.0.0.1 is in use; stop what uses it, or set PORT to a free port`);
+      throw error;
+    });
+    cleanups.push(() => gateway.close());
+
     let postgres: EmbeddedDatabase | undefined;
     let databaseUrl = options.databaseUrl;
     if (!databaseUrl) {
-      postgres = await startEmbeddedPostgres({
+      const started = await startEmbeddedPostgres({
         dataDir: options.dataDir,
         persistent: options.persistent,
         templateDir: options.postgresTemplateDir,
       });
-      cleanups.push(() => postgres!.stop());
-      databaseUrl = postgres.urlFor('postgres');
+      cleanups.push(() => started.stop());
+      postgres = started;
+      databaseUrl = started.urlFor('postgres');
     }
 
     let dynamoEndpoint = options.dynamoEndpoint;
@@ -99,26 +131,9 @@ export async function startStack(options: StackOptions): Promise<RunningStack> {
       dynamoEndpoint = dynamo.endpoint;
     }
 
-    // The configuration as a whole is read only once the stack has set its variables; these two are needed before.
-    const projectId = configSchema.shape.IDP_PROJECT_ID.parse(process.env.IDP_PROJECT_ID);
-    const idp = await localIdentityProvider({ keyFile: join(options.dataDir, 'idp-key.json'), projectId });
-
-    const hub = websocketApi({ path: hubPath, routes: wsRoutes });
-    const gateway = await startGateway({
-      routes: Object.values(httpRoutes),
-      port: options.port,
-      ipRequestsPerSecond: configSchema.shape.IP_RATE_LIMIT_PER_SECOND.parse(process.env.IP_RATE_LIMIT_PER_SECOND),
-      localEndpoints: {
-        '/.well-known/jwks.json': (_request, response) => {
-          response.writeHead(200, { 'content-type': 'application/json', 'cache-control': 'max-age=300' });
-          response.end(JSON.stringify(idp.jwks));
-        },
-        [managementPath]: managementApi(hub.connections),
-      },
-      onUpgrade: hub.onUpgrade,
-    });
+    // Registered after the databases so it runs before they stop: clients are closed while their $disconnect
+    // handlers can still reach DynamoDB, and the pool is ended before PostgreSQL goes (no terminated-connection warnings).
     cleanups.push(async () => {
-      // Clients are closed first so their $disconnect handlers run while DynamoDB is still up.
       await hub.close();
       await gateway.close();
       await closeDb();
@@ -154,8 +169,8 @@ export async function startStack(options: StackOptions): Promise<RunningStack> {
       listener = started;
     }
 
-    await writeFile(stackFile(options.dataDir), JSON.stringify({ url: gateway.url, databaseUrl, dynamoEndpoint, pid: process.pid }));
-    cleanups.push(() => rm(stackFile(options.dataDir), { force: true }));
+    ready = true;
+    await claim.update({ state: 'ready', url: gateway.url, databaseUrl, dynamoEndpoint, idpProjectId: projectId, idpKeyFile });
 
     return { url: gateway.url, databaseUrl, dynamoEndpoint, idp, gateway, hub, listener, postgres, stop };
   } catch (error) {
@@ -163,5 +178,3 @@ export async function startStack(options: StackOptions): Promise<RunningStack> {
     throw error;
   }
 }
-
-export const defaultDataDir = resolve(process.env.HATCHERY_DATA_DIR ?? '.hatchery');

@@ -41,7 +41,7 @@ export function httpHandler<R extends HttpRoute, T>(
     .use(addSecurityHeaders<HttpEvent, HttpResult, HttpContext>())
     .use(cors())
     .use(problemDetails<HttpEvent, HttpResult, HttpContext>((event) => event.rawPath ?? '/'));
-  if (route.produces !== 'text/html') chain.use(jsonResponse());
+  if ((route.produces ?? 'application/json') === 'application/json') chain.use(jsonResponse());
   chain.use(routerOnly());
   if (route.refusesOtherOrigins) chain.use(allowedOriginOnly());
   chain.use(limitBodySize());

@@ -1,7 +1,27 @@
 import { AppError } from '@hatchery/core/errors';
-import { httpRoutes } from '../routes';
+import { httpRoutes, type HttpRoute } from '../routes';
 import { httpHandler } from './handler';
 
-export const handler = httpHandler(httpRoutes.notFound, async () => {
+const escape = (text: string) => text.replace(/[.*+?^$()|[\]\\]/g, '\\$&');
+const routePattern = (route: HttpRoute) => new RegExp(`^${escape(route.path).replace(/\{\w+\}/g, '[^/]+')}$`);
+const getRoutes = Object.values<HttpRoute>(httpRoutes)
+  .filter((route) => route.method === 'GET')
+  .map(routePattern);
+
+/**
+ * `/docs/` and the like: a GET whose path, without its trailing slash, a
+ * route serves. The Location is relative (`../docs`), so it holds wherever
+ * the API is mounted.
+ */
+function trailingSlashRedirect(method: string, path: string, query: string): string | undefined {
+  if (method !== 'GET' || !path.endsWith('/') || path === '/') return undefined;
+  const trimmed = path.replace(/\/+$/, '');
+  if (!getRoutes.some((pattern) => pattern.test(trimmed))) return undefined;
+  return `../${trimmed.split('/').at(-1)}${query ? `?${query}` : ''}`;
+}
+
+export const handler = httpHandler(httpRoutes.notFound, async (_input, _context, event) => {
+  const location = trailingSlashRedirect(event.requestContext.http.method, event.rawPath, event.rawQueryString);
+  if (location) return { statusCode: 308, headers: { location, 'cache-control': 'no-store' }, body: '' };
   throw new AppError('notFound', 'No route matches this method and path.');
 });

@@ -1,7 +1,8 @@
-import { editionSchema } from '@hatchery/core/indexer/editions';
+import { editionSchema, editionsSource } from '@hatchery/core/indexer/editions';
+import { docsAssetCopyFiles } from '../docs-assets';
 import { pageQuerySchema } from '@hatchery/core/query/paging';
 import type { HttpRoute } from '../routes';
-import { pageSchema } from '../schemas';
+import { docsAssetParams, pageSchema } from '../schemas';
 
 export const foundationRoutes = {
   listEditions: {
@@ -12,6 +13,7 @@ export const foundationRoutes = {
     summary: 'Editions of the catalog, paged.',
     request: { query: pageQuerySchema },
     response: pageSchema(editionSchema),
+    list: editionsSource,
   },
   openApi: {
     method: 'GET',
@@ -26,9 +28,20 @@ export const foundationRoutes = {
     path: '/docs',
     handler: 'packages/functions/src/http/docs.handler',
     auth: 'none',
-    summary: 'A page that renders the OpenAPI document.',
+    summary: 'The API explorer (Swagger UI) over this document: every operation, with “Try it out”.',
     produces: 'text/html',
     internal: true,
+  },
+  docsAsset: {
+    method: 'GET',
+    path: '/docs/{asset}',
+    handler: 'packages/functions/src/http/docs-asset.handler',
+    auth: 'none',
+    summary: 'The API explorer’s own files, from the swagger-ui-dist package (no CDN).',
+    request: { params: docsAssetParams },
+    produces: 'other',
+    internal: true,
+    copyFiles: docsAssetCopyFiles,
   },
   preflight: {
     method: 'OPTIONS',
@@ -43,7 +56,8 @@ export const foundationRoutes = {
     path: '/{proxy+}',
     handler: 'packages/functions/src/http/not-found.handler',
     auth: 'none',
-    summary: 'A problem+json 404 for every path no other route serves.',
+    summary: 'A problem+json 404 for every path no other route serves; a path that only lacks a trailing slash’s removal is redirected (308).',
+    produces: 'other',
     internal: true,
   },
 } as const satisfies Record<string, HttpRoute>;

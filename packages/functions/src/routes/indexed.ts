@@ -1,9 +1,9 @@
-import { forgeRequestSchema } from '@hatchery/core/indexer/forge-requests';
-import { listingSchema } from '@hatchery/core/indexer/listings';
-import { nftItemSchema } from '@hatchery/core/indexer/nfts';
+import { forgeRequestSchema, forgeRequestsSource } from '@hatchery/core/indexer/forge-requests';
+import { listingSchema, listingsSource } from '@hatchery/core/indexer/listings';
+import { nftItemSchema, nftsSource } from '@hatchery/core/indexer/nfts';
 import { referralInfoSchema } from '@hatchery/core/indexer/referral';
-import { saleSchema } from '@hatchery/core/indexer/sales';
-import { stakingPairSchema } from '@hatchery/core/indexer/staking';
+import { saleSchema, salesSource } from '@hatchery/core/indexer/sales';
+import { stakingPairSchema, stakingSource } from '@hatchery/core/indexer/staking';
 import { summarySchema } from '@hatchery/core/indexer/summary';
 import { pageQuerySchema } from '@hatchery/core/query/paging';
 import type { HttpRoute } from '../routes';
@@ -22,6 +22,7 @@ export const indexedRoutes = {
     summary: 'NFTs owned by a wallet (staked included, burned excluded), paged.',
     request: { query: pageQuerySchema, params: addressParams },
     response: pageSchema(nftItemSchema),
+    list: nftsSource,
     problems,
   },
   listListings: {
@@ -32,6 +33,7 @@ export const indexedRoutes = {
     summary: 'Active marketplace listings, paged.',
     request: { query: pageQuerySchema },
     response: pageSchema(listingSchema),
+    list: listingsSource,
     problems,
   },
   listAccountStaking: {
@@ -42,6 +44,7 @@ export const indexedRoutes = {
     summary: 'Staked pairs of a wallet, paged.',
     request: { query: pageQuerySchema, params: addressParams },
     response: pageSchema(stakingPairSchema),
+    list: stakingSource,
     problems,
   },
   listAccountForgeRequests: {
@@ -52,6 +55,7 @@ export const indexedRoutes = {
     summary: 'Forge requests of a wallet in every status, paged.',
     request: { query: pageQuerySchema, params: addressParams },
     response: pageSchema(forgeRequestSchema),
+    list: forgeRequestsSource,
     problems,
   },
   getAccountReferral: {
@@ -72,6 +76,7 @@ export const indexedRoutes = {
     summary: 'Sales history, paged.',
     request: { query: pageQuerySchema },
     response: pageSchema(saleSchema),
+    list: salesSource,
     problems,
   },
   getSummary: {

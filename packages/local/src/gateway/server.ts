@@ -14,6 +14,11 @@ export interface GatewayOptions {
   port: number;
   ipRequestsPerSecond: number;
   localEndpoints?: Record<string, LocalEndpoint>;
+  /**
+   * Until this answers true, API and hub requests get 503 with Retry-After
+   * (the stack is still migrating and loading data); local endpoints are served.
+   */
+  isReady?: () => boolean;
   /** The WebSocket side: takes over upgrade requests (see websocket.ts). */
   onUpgrade?: (request: IncomingMessage, socket: Duplex, head: Buffer) => void;
 }
@@ -24,16 +29,25 @@ export interface RunningGateway {
   close(): Promise<void>;
 }
 
+const startingRetryAfterSeconds = 1;
+const starting = () =>
+  new AppError('unavailable', 'Hatchery is starting; try again in a moment.', undefined, { 'retry-after': String(startingRetryAfterSeconds) });
+
 /** The local API Gateway: one port for the HTTP API, the hub and the management API, as the router gives in AWS. */
 export async function startGateway(options: GatewayOptions): Promise<RunningGateway> {
   const api = httpApi(options.routes);
   const limit = ipRateLimiter(options.ipRequestsPerSecond);
   const endpoints = Object.entries(options.localEndpoints ?? {});
+  const isReady = options.isReady ?? (() => true);
   const server = createServer((request, response) => {
     const url = new URL(request.url ?? '/', 'http://localhost');
     const endpoint = endpoints.find(([prefix]) => url.pathname === prefix || url.pathname.startsWith(`${prefix}/`));
     if (endpoint) {
       Promise.resolve(endpoint[1](request, response, url)).catch((error) => writeProblem(response, error, url.pathname));
+      return;
+    }
+    if (!isReady()) {
+      writeProblem(response, starting(), url.pathname);
       return;
     }
     const verdict = limit(request.socket.remoteAddress ?? '');
@@ -45,8 +59,13 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     void api(request, response, url);
   });
   server.keepAliveTimeout = 65_000;
-  if (options.onUpgrade) server.on('upgrade', options.onUpgrade);
-  else server.on('upgrade', (_request, socket) => socket.destroy());
+  const onUpgrade = options.onUpgrade;
+  if (onUpgrade) {
+    server.on('upgrade', (request: IncomingMessage, socket: Duplex, head: Buffer) => {
+      if (isReady()) return onUpgrade(request, socket, head);
+      socket.end(`HTTP/1.1 503 Service Unavailable\r\nRetry-After: ${startingRetryAfterSeconds}\r\nConnection: close\r\nContent-Length: 0\r\n\r\n`);
+    });
+  } else server.on('upgrade', (_request, socket) => socket.destroy());
   const host = options.host ?? '127.0.0.1';
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);

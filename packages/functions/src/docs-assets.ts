@@ -1,0 +1,61 @@
+import { readFile, stat } from 'node:fs/promises';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
+import { gzipSync } from 'node:zlib';
+
+/**
+ * The API explorer is Swagger UI, served from the swagger-ui-dist package's
+ * own files (no CDN: it works with no internet). Locally they are read from
+ * node_modules; a deployed function finds them beside its bundle, in
+ * `docsAssetsBundleDir`, where the route's copyFiles put them.
+ */
+export const docsAssetTypes = {
+  'swagger-ui-bundle.js': 'text/javascript; charset=utf-8',
+  'swagger-ui.css': 'text/css; charset=utf-8',
+  'favicon-32x32.png': 'image/png',
+} as const;
+
+export type DocsAsset = keyof typeof docsAssetTypes;
+
+export const docsAssetsBundleDir = 'swagger-ui';
+
+/** What the deploy copies beside the docs function's bundle (SST copyFiles, paths from the repository root). */
+export const docsAssetCopyFiles = Object.keys(docsAssetTypes).map((file) => ({
+  from: `node_modules/swagger-ui-dist/${file}`,
+  to: `${docsAssetsBundleDir}/${file}`,
+}));
+
+export const isDocsAsset = (name: string): name is DocsAsset => Object.hasOwn(docsAssetTypes, name);
+
+const exists = (path: string) => stat(path).then(() => true, () => false);
+
+async function assetDir(): Promise<string | undefined> {
+  const beside = process.env.LAMBDA_TASK_ROOT && join(process.env.LAMBDA_TASK_ROOT, docsAssetsBundleDir);
+  if (beside && (await exists(beside))) return beside;
+  try {
+    return dirname(createRequire(import.meta.url).resolve('swagger-ui-dist/package.json'));
+  } catch {
+    return undefined;
+  }
+}
+
+export interface LoadedAsset {
+  type: string;
+  body: Buffer;
+  gzip: Buffer;
+}
+
+const loaded = new Map<DocsAsset, LoadedAsset>();
+
+/** The file and its gzip form, read once per process; undefined when this deployment does not have it. */
+export async function loadDocsAsset(name: DocsAsset): Promise<LoadedAsset | undefined> {
+  const cached = loaded.get(name);
+  if (cached) return cached;
+  const dir = await assetDir();
+  if (!dir) return undefined;
+  const body = await readFile(join(dir, name)).catch(() => undefined);
+  if (!body) return undefined;
+  const asset = { type: docsAssetTypes[name], body, gzip: gzipSync(body) };
+  loaded.set(name, asset);
+  return asset;
+}

@@ -1,0 +1,228 @@
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
+import { chmod, mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { freePort } from '@hatchery/local/ports';
+
+/**
+ * `npm start` as a user runs it: its own process group, port and data dir,
+ * signalled as terminals and process managers do, and checked with `ps`.
+ */
+interface Started {
+  child: ChildProcess;
+  output: () => string;
+  exited: Promise<{ code: number | null; signal: string | null }>;
+}
+
+const repository = join(import.meta.dirname, '..', '..');
+const tempDirs: string[] = [];
+const children: ChildProcess[] = [];
+
+async function tempDir(prefix: string): Promise<string> {
+  const dir = await mkdtemp(join(tmpdir(), prefix));
+  await chmod(dir, 0o755);
+  tempDirs.push(dir);
+  return dir;
+}
+
+const baseEnv = (port: number, dataDir: string) => ({
+  ...process.env,
+  PORT: String(port),
+  HATCHERY_DATA_DIR: dataDir,
+  LOG_LEVEL: 'info',
+  LOG_FORMAT: 'json',
+  DATABASE_URL: '',
+  DYNAMODB_ENDPOINT: '',
+  IP_RATE_LIMIT_PER_SECOND: '0',
+});
+
+function npm(args: string[], env: NodeJS.ProcessEnv): Started {
+  const child = spawn('npm', args, { cwd: repository, env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+  children.push(child);
+  let output = '';
+  child.stdout!.on('data', (chunk) => (output += chunk));
+  child.stderr!.on('data', (chunk) => (output += chunk));
+  const exited = new Promise<{ code: number | null; signal: string | null }>((resolve) => child.on('exit', (code, signal) => resolve({ code, signal })));
+  return { child, output: () => output, exited };
+}
+
+async function untilReady(started: Started): Promise<void> {
+  while (!started.output().includes('Hatchery is running at')) {
+    if (started.child.exitCode !== null) throw new Error(`npm start exited:\n${started.output()}`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+/** Every process whose command line names `dir` (node, PostgreSQL and its workers), or that is still in `group`. */
+function processesOf(dir: string, group: number): string[] {
+  const table = execFileSync('ps', ['-eo', 'pid=,pgid=,args='], { encoding: 'utf8' });
+  return table
+    .split('\n')
+    .filter((line) => line.trim())
+    .filter((line) => {
+      const [, pgid] = line.trim().split(/\s+/);
+      return line.includes(dir) || Number(pgid) === group;
+    })
+    .filter((line) => !line.includes(' ps -eo'));
+}
+
+/** Processes take a moment to go after their parent has; waits for that, then reports who is left. */
+async function leftAfterExit(dir: string, group: number): Promise<string[]> {
+  for (let attempt = 0; attempt < 100 && processesOf(dir, group).length; attempt++) await new Promise((resolve) => setTimeout(resolve, 100));
+  return processesOf(dir, group);
+}
+
+afterAll(async () => {
+  for (const child of children) {
+    if (child.pid && child.exitCode === null && child.signalCode === null) {
+      try {
+        process.kill(-child.pid, 'SIGKILL');
+      } catch {
+        // Already gone.
+      }
+    }
+  }
+  for (const dir of tempDirs) await rm(dir, { recursive: true, force: true });
+});
+
+describe('npm start', () => {
+  let dataDir: string;
+  let port: number;
+  let stack: Started;
+  /** Every answer /editions gave while the stack started and ran. */
+  const answers: Array<{ status: number; retryAfter: string | null; totalCount?: number }> = [];
+
+  beforeAll(async () => {
+    dataDir = await tempDir('hatchery-lifecycle-');
+    port = await freePort();
+    stack = npm(['start', '--silent'], baseEnv(port, dataDir));
+    // Polled from the first moment: before it is ready the stack answers 503, never an empty page.
+    while (!stack.output().includes('Hatchery is running at')) {
+      if (stack.child.exitCode !== null) throw new Error(`npm start exited:\n${stack.output()}`);
+      const response = await fetch(`http://127.0.0.1:${port}/editions?pageSize=1`).catch(() => undefined);
+      if (response) {
+        const body = (await response.json()) as { totalCount?: number };
+        answers.push({ status: response.status, retryAfter: response.headers.get('retry-after'), totalCount: body.totalCount });
+      }
+      await new Promise((resolve) => setTimeout(resolve, 25));
+    }
+  }, 120_000);
+
+  it('answers 503 with Retry-After until it is ready, then serves the demo data', async () => {
+    for (const answer of answers) {
+      if (answer.status === 503) expect(answer.retryAfter).toMatch(/^[0-9]+$/);
+      else expect(answer).toMatchObject({ status: 200, totalCount: expect.any(Number) });
+      if (answer.status === 200) expect(answer.totalCount).toBeGreaterThan(0);
+    }
+    const response = await fetch(`http://127.0.0.1:${port}/editions?pageSize=3`);
+    expect(response.status).toBe(200);
+    expect(((await response.json()) as { items: unknown[] }).items).toHaveLength(3);
+    console.log(`before "ready": ${answers.filter((a) => a.status === 503).length} answers of 503, ${answers.filter((a) => a.status === 200).length} of 200`);
+  });
+
+  it('prints a short banner: API, docs, hub, data dir, database and the next commands', () => {
+    const output = stack.output();
+    expect(output).toContain(`Hatchery is running at http://127.0.0.1:${port}`);
+    expect(output).toContain(`Docs       http://127.0.0.1:${port}/docs`);
+    expect(output).toContain(`Hub        ws://127.0.0.1:${port}/hubs/events`);
+    expect(output).toContain(`Data dir   ${dataDir}`);
+    expect(output).toMatch(/Database {3}postgres:\/\/\S+@127\.0\.0\.1:\d+\/postgres/);
+    expect(output).toContain(`HATCHERY_DATA_DIR=${dataDir} npm run token -- --uid alice`);
+    expect(output).not.toMatch(/NodeVersionSupportWarning|AWS SDK/);
+  });
+
+  it('refuses a second start on the same data dir with one line naming the running one', async () => {
+    const second = npm(['start', '--silent'], baseEnv(await freePort(), dataDir));
+    expect(await second.exited).toEqual({ code: 1, signal: null });
+    const lines = second.output().trim().split('\n');
+    expect(lines).toEqual([
+      `Hatchery did not start: another Hatchery is running with data dir ${dataDir} (pid ${lines[0]!.match(/pid (\d+)/)?.[1]}, http://127.0.0.1:${port}); stop it, or set HATCHERY_DATA_DIR to another folder`,
+    ]);
+    expect((await fetch(`http://127.0.0.1:${port}/editions?pageSize=1`)).status).toBe(200);
+  }, 60_000);
+
+  it('refuses a port in use with one line, and leaves nothing behind', async () => {
+    const otherDir = await tempDir('hatchery-lifecycle-port-');
+    const second = npm(['start', '--silent'], baseEnv(port, otherDir));
+    expect(await second.exited).toEqual({ code: 1, signal: null });
+    expect(second.output().trim().split('\n')).toEqual([
+      `Hatchery did not start: port ${port} on 127.0.0.1 is in use; stop what uses it, or set PORT to a free port`,
+    ]);
+    expect(await leftAfterExit(otherDir, second.child.pid!)).toEqual([]);
+  }, 60_000);
+
+  it('npm run token signs with the running stack’s key: the stack accepts its tokens', async () => {
+    const token = npm(['run', '-s', 'token', '--', '--uid', 'lifecycle', '--email', 'lifecycle@example.com'], baseEnv(port, dataDir));
+    expect((await token.exited).code).toBe(0);
+    const jwt = token.output().trim().split('\n').at(-1)!;
+    const me = await fetch(`http://127.0.0.1:${port}/accounts/me`, { headers: { authorization: `Bearer ${jwt}` } });
+    expect(me.status).toBe(200);
+    expect(await me.json()).toMatchObject({ id: 'lifecycle', email: 'lifecycle@example.com' });
+  }, 60_000);
+
+  it('npm run token refuses without a running stack (and invents no key), and refuses a bad --expires-in in one line', async () => {
+    const emptyDir = await tempDir('hatchery-lifecycle-none-');
+    const none = npm(['run', '-s', 'token', '--', '--uid', 'u', '--email', 'u@example.com'], baseEnv(port, emptyDir));
+    expect((await none.exited).code).toBe(2);
+    expect(none.output().trim().split('\n')).toEqual([
+      `npm run token: no Hatchery is running with data dir ${emptyDir}; start one with \`npm start\`, or set HATCHERY_DATA_DIR to the data dir of the one that runs`,
+    ]);
+    expect(existsSync(join(emptyDir, 'idp-key.json'))).toBe(false);
+
+    const bad = npm(['run', '-s', 'token', '--', '--uid', 'u', '--email', 'u@example.com', '--expires-in', 'abc'], baseEnv(port, dataDir));
+    expect((await bad.exited).code).toBe(2);
+    expect(bad.output().trim().split('\n')).toEqual([`npm run token: --expires-in takes a whole number of seconds (1 or more), not 'abc'`]);
+  }, 60_000);
+
+  it('npm run simulate finds the running stack through HATCHERY_DATA_DIR', async () => {
+    const simulate = npm(['run', '-s', 'simulate', '--', '--count', '1', '--every', '1'], baseEnv(port, dataDir));
+    expect(await simulate.exited).toEqual({ code: 0, signal: null });
+    expect(simulate.output()).toMatch(/block \d+: listed token \d+/);
+    const none = npm(['run', '-s', 'simulate'], baseEnv(port, await tempDir('hatchery-lifecycle-none-')));
+    expect((await none.exited).code).toBe(2);
+    expect(none.output()).toMatch(/^npm run simulate: no Hatchery is running with data dir /);
+  }, 60_000);
+
+  it('SIGTERM to npm alone (as a process manager sends it) stops everything', async () => {
+    expect(processesOf(dataDir, stack.child.pid!).some((line) => line.includes('postgres'))).toBe(true);
+    process.kill(stack.child.pid!, 'SIGTERM');
+    await stack.exited;
+    expect(await leftAfterExit(dataDir, stack.child.pid!)).toEqual([]);
+    expect(existsSync(join(dataDir, 'stack.json'))).toBe(false);
+  }, 60_000);
+
+  it('Ctrl-C (SIGINT to the whole process group) stops everything with no warning, and the data is kept', async () => {
+    const again = npm(['start', '--silent'], baseEnv(port, dataDir));
+    await untilReady(again);
+    const before = again.output().length;
+    process.kill(-again.child.pid!, 'SIGINT');
+    // npm re-raises the signal its script stopped on; the stack itself exits 0.
+    expect([{ code: 0, signal: null }, { code: null, signal: 'SIGINT' }]).toContainEqual(await again.exited);
+    expect(await leftAfterExit(dataDir, again.child.pid!)).toEqual([]);
+    const shutdownLog = again.output().slice(before);
+    expect(shutdownLog).toContain('"msg":"stopping"');
+    expect(shutdownLog).not.toMatch(/"level":(40|50|60)|WARNING|FATAL|ERR!|Error/);
+    // The demo data was loaded once, by the first start; this one found it.
+    expect(again.output()).toContain('Hatchery is running at');
+  }, 120_000);
+
+  it('a stack killed outright leaves its PostgreSQL behind; the next start on that data dir stops it and starts', async () => {
+    const killed = npm(['start', '--silent'], baseEnv(port, dataDir));
+    await untilReady(killed);
+    const { pid } = JSON.parse(readFileSync(join(dataDir, 'stack.json'), 'utf8')) as { pid: number };
+    process.kill(pid, 'SIGKILL');
+    await killed.exited;
+    const orphan = processesOf(dataDir, -1).filter((line) => line.includes('postgres -D'));
+    expect(orphan).toHaveLength(1);
+
+    const next = npm(['start', '--silent'], baseEnv(port, dataDir));
+    await untilReady(next);
+    expect(next.output()).toContain(`"pid":${orphan[0]!.trim().split(/\s+/)[0]},"msg":"stopped a PostgreSQL server that a killed Hatchery had left running on this data"`);
+    expect((await fetch(`http://127.0.0.1:${port}/editions?pageSize=1`)).status).toBe(200);
+    process.kill(-next.child.pid!, 'SIGTERM');
+    await next.exited;
+    expect(await leftAfterExit(dataDir, next.child.pid!)).toEqual([]);
+  }, 120_000);
+});
