@@ -72,7 +72,8 @@ export function mockResource(type: string, name: string, inputs: Record<string, 
       break;
     case 'random:index/randomPassword:RandomPassword':
     case 'random:index/randomString:RandomString':
-      state.result = `x${shortId(`secret:${name}`)}${shortId(`secret2:${name}`)}`.slice(0, Number(inputs.length ?? 20));
+      // As long as asked, letters and digits (what `special: false` gives).
+      state.result = createHash('sha512').update(`secret:${name}`).digest('base64').replace(/[^A-Za-z0-9]/g, '').padEnd(128, 'x').slice(0, Number(inputs.length ?? 20));
       break;
     case 'random:index/randomBytes:RandomBytes': {
       const bytes = Buffer.alloc(Number(inputs.length ?? 32), shortId(name));
@@ -80,11 +81,13 @@ export function mockResource(type: string, name: string, inputs: Record<string, 
       state.hex = bytes.toString('hex');
       break;
     }
-    case 'random:index/randomId:RandomId':
-      state.hex = shortId(name);
-      state.b64Url = shortId(name);
-      state.dec = String(parseInt(shortId(name).slice(0, 8), 16));
+    case 'random:index/randomId:RandomId': {
+      const bytes = createHash('sha256').update(name).digest().subarray(0, Number(inputs.byteLength ?? 8));
+      state.hex = bytes.toString('hex');
+      state.b64Url = bytes.toString('base64url');
+      state.dec = BigInt(`0x${state.hex as string}`).toString();
       break;
+    }
   }
   return { id, state };
 }
