@@ -143,7 +143,9 @@ function startCli(work: string, artifacts: string, builds: DeployResult['builds'
       const reply = handler
         ? await Promise.resolve(handler(params[0] as never)).then((result) => ({ result }), (error: Error) => ({ error: error.message }))
         : { error: `rpc: can't find method ${method}` };
-      response.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(reply));
+      // The components' client keeps sockets alive (Node's default agent); a build can outlast the server's idle
+      // timeout, and a reused socket the server has just closed is an ECONNRESET. One request per connection.
+      response.writeHead(200, { 'content-type': 'application/json', connection: 'close' }).end(JSON.stringify(reply));
     });
   });
   return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve(server)));
