@@ -27,6 +27,18 @@ export function lambdaDescription(text: string): string {
 }
 
 /**
+ * SST's Function trusts the account root as well as Lambda in every role it
+ * makes (its check for `sst dev` tests an Output, which is always truthy), so
+ * any principal of the account allowed sts:AssumeRole could act as a
+ * function. A deployed function's role trusts Lambda alone.
+ */
+const lambdaOnlyTrust: NonNullable<sst.aws.FunctionArgs['transform']> = {
+  role: (args) => {
+    args.assumeRolePolicy = JSON.stringify(aws.iam.assumeRolePolicyForPrincipal({ Service: 'lambda.amazonaws.com' }));
+  },
+};
+
+/**
  * One Lambda function: Node.js 24 on arm64 (Graviton, about 20% cheaper per
  * GB-second), its own minified ESM bundle of just what its handler imports,
  * in the VPC, with the service's links. `handler` is SST's notation.
@@ -36,7 +48,7 @@ export function lambda(
   context: FunctionContext,
   size: (typeof sizing)[keyof typeof sizing],
   description: string,
-  extra: Omit<sst.aws.FunctionArgs, 'handler' | 'vpc' | 'link' | 'memory' | 'timeout' | 'description'> = {},
+  extra: Omit<sst.aws.FunctionArgs, 'handler' | 'vpc' | 'link' | 'memory' | 'timeout' | 'description' | 'transform'> = {},
 ): sst.aws.FunctionArgs {
   return {
     handler,
@@ -46,6 +58,7 @@ export function lambda(
     nodejs: { format: 'esm', minify: true },
     vpc: context.vpc,
     link: context.link,
+    transform: lambdaOnlyTrust,
     ...size,
     ...extra,
   };

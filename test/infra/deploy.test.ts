@@ -159,6 +159,9 @@ describe('every function', () => {
       expect(Buffer.byteLength(JSON.stringify(fn.environment)), fn.id).toBeLessThanOrEqual(4096);
       expect(fn.lambda.name.length, fn.id).toBeLessThanOrEqual(64);
       expect(fn.roleName.length, fn.id).toBeLessThanOrEqual(64);
+      // Only Lambda may assume a function's role (SST's default also trusts the account root).
+      expect(JSON.parse(fn.trustPolicy), fn.id).toMatchObject({ Statement: [{ Action: 'sts:AssumeRole', Effect: 'Allow', Principal: { Service: 'lambda.amazonaws.com' } }] });
+      expect(fn.trustPolicy, fn.id).not.toContain(':root');
       // The code Lambda runs: the bundle SST built, ESM, minified.
       const listing = execFileSync('unzip', ['-Z1', fn.build.zip]).toString().split('\n');
       const bundle = `${fn.lambda.handler.slice(0, fn.lambda.handler.lastIndexOf('.'))}.mjs`;

@@ -54,6 +54,8 @@ export interface DeployedFunction {
   /** The statements of its role's inline policy. */
   statements: { Effect: string; Action: string[]; Resource: string[] }[];
   roleName: string;
+  /** Its role's trust policy (who may assume it), as JSON. */
+  trustPolicy: string;
 }
 
 export function deployedFunctions(result: DeployResult): DeployedFunction[] {
@@ -74,6 +76,7 @@ export function deployedFunctions(result: DeployResult): DeployedFunction[] {
       environment: lambda.environment?.variables ?? {},
       statements: policies,
       roleName: String(inputs(role).name),
+      trustPolicy: String(inputs(role).assumeRolePolicy),
     };
   });
 }
