@@ -8,6 +8,10 @@ export const limits = {
   nonceBytes: 16,
   nickname: { min: 3, max: 20 },
   summaryCacheMs: 30_000,
+  /** A list's totalCount is shared per instance for this long, keyed by list and compiled filter; the entries are bounded. */
+  countCache: { ttlMs: 5_000, maxEntries: 10_000 },
+  /** Successful public GETs: what a shared cache (CloudFront) may serve without asking, then serve stale while it revalidates. */
+  publicCache: { sMaxAgeSeconds: 5, staleWhileRevalidateSeconds: 5 },
   listenerPollMs: 5_000,
   listenerReconnectMs: 5_000,
   /** The hub (DESIGN.md "The realtime hub protocol"); the first four are API Gateway WebSocket API quotas. */

@@ -31,7 +31,8 @@ export const editionFields = {
 } as const satisfies FieldMap;
 
 export const editionsSource: ListSource = {
-  from: 'indexer.editions',
+  name: 'editions',
+  table: 'indexer.editions',
   select: `edition_id::text AS id, name, art_uri AS "artUri", health, skill, morale, rarity,
     max_supply::text AS "maxSupply", minted::text AS minted, mint_start::text AS "mintStart",
     mint_end::text AS "mintEnd", price::text AS price, distribution, active`,

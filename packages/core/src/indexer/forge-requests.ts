@@ -21,7 +21,8 @@ export const forgeRequestFields = {
 } as const satisfies FieldMap;
 
 export const forgeRequestsSource: ListSource = {
-  from: 'indexer.forge_requests',
+  name: 'forge-requests',
+  table: 'indexer.forge_requests',
   select: `request_id::text AS "requestId", tier, status, token_id::text AS "tokenId", edition_id::text AS "editionId",
     block_number::text AS "blockNumber"`,
   fields: forgeRequestFields,

@@ -29,16 +29,18 @@ export const listingFields = {
   seller: { sql: 'l.seller', type: 'text' },
   price: { sql: 'l.price', type: 'bigint' },
   status: { sql: 'l.status', type: 'text' },
-  editionId: { sql: 'coalesce(l.edition_id, n.edition_id, 0)', type: 'bigint' },
-  editionName: { sql: `coalesce(e.name, '')`, type: 'text' },
-  rarity: { sql: 'coalesce(e.rarity, 0)', type: 'integer' },
-  gender: { sql: 'coalesce(n.gender, 0)', type: 'integer' },
+  editionId: { sql: 'coalesce(l.edition_id, n.edition_id, 0)', type: 'bigint', joined: true },
+  editionName: { sql: `coalesce(e.name, '')`, type: 'text', joined: true },
+  rarity: { sql: 'coalesce(e.rarity, 0)', type: 'integer', joined: true },
+  gender: { sql: 'coalesce(n.gender, 0)', type: 'integer', joined: true },
   listedAtBlock: { sql: 'l.listed_at_block', type: 'bigint' },
 } as const satisfies FieldMap;
 
 export const listingsSource: ListSource = {
-  // Unique keys on both joins let PostgreSQL drop them from a count that reads no joined column.
-  from: `indexer.listings l LEFT JOIN indexer.nfts n ON n.token_id = l.token_id
+  name: 'listings',
+  table: 'indexer.listings l',
+  // Both join on primary keys, so a count that names no joined field reads listings alone (its status index).
+  joins: `LEFT JOIN indexer.nfts n ON n.token_id = l.token_id
     LEFT JOIN indexer.editions e ON e.edition_id = coalesce(l.edition_id, n.edition_id)`,
   select: `l.token_id::text AS "tokenId", l.seller, l.price::text AS price, l.status,
     ${listingFields.editionId.sql}::text AS "editionId", ${listingFields.editionName.sql} AS "editionName",

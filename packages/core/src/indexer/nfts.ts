@@ -25,14 +25,16 @@ export type NftItemDto = z.infer<typeof nftItemSchema>;
 export const nftFields = {
   tokenId: { sql: 'n.token_id', type: 'bigint' },
   editionId: { sql: 'n.edition_id', type: 'bigint' },
-  editionName: { sql: `coalesce(e.name, '')`, type: 'text' },
-  rarity: { sql: 'coalesce(e.rarity, 0)', type: 'integer' },
+  editionName: { sql: `coalesce(e.name, '')`, type: 'text', joined: true },
+  rarity: { sql: 'coalesce(e.rarity, 0)', type: 'integer', joined: true },
   gender: { sql: 'n.gender', type: 'integer' },
   staked: { sql: 'n.staked', type: 'boolean' },
 } as const satisfies FieldMap;
 
 export const nftsSource: ListSource = {
-  from: 'indexer.nfts n LEFT JOIN indexer.editions e ON e.edition_id = n.edition_id',
+  name: 'nfts',
+  table: 'indexer.nfts n',
+  joins: 'LEFT JOIN indexer.editions e ON e.edition_id = n.edition_id',
   select: `n.token_id::text AS "tokenId", coalesce(e.health, 0) AS health, coalesce(e.skill, 0) AS skill,
     coalesce(e.morale, 0) AS morale, n.gender, n.edition_id::text AS "editionId", ${nftFields.editionName.sql} AS "editionName",
     coalesce(e.art_uri, '') AS "artUri", ${nftFields.rarity.sql} AS rarity, n.nft_name AS "nftName", n.staked`,

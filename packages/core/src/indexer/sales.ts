@@ -23,7 +23,8 @@ export const saleFields = {
 } as const satisfies FieldMap;
 
 export const salesSource: ListSource = {
-  from: 'indexer.sales',
+  name: 'sales',
+  table: 'indexer.sales',
   select: `token_id::text AS "tokenId", seller, buyer, price::text AS price, platform_fee::text AS "platformFee",
     royalty::text AS royalty, block_number::text AS "blockNumber"`,
   fields: saleFields,

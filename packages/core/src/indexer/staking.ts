@@ -27,7 +27,8 @@ export const stakingFields = {
 } as const satisfies FieldMap;
 
 export const stakingSource: ListSource = {
-  from: 'indexer.staking_pairs',
+  name: 'staking',
+  table: 'indexer.staking_pairs',
   select: `pair_id::text AS "pairId", male_id::text AS "maleId", female_id::text AS "femaleId", matched,
     staked_at::text AS "stakedAt", last_claim_at::text AS "lastClaimAt", status`,
   fields: stakingFields,

@@ -1,6 +1,6 @@
 import { validationError } from '../errors';
 import { limits } from '../limits';
-import { GrammarError, parseFilter, parseOrderBy, type Condition, type FilterNode, type Operator, type SortTerm } from './grammar';
+import { GrammarError, isBlank, parseFilter, parseOrderBy, trimWhiteSpace, type Condition, type FilterNode, type Operator, type SortTerm } from './grammar';
 
 export type FieldType = 'bigint' | 'integer' | 'boolean' | 'text';
 
@@ -8,6 +8,8 @@ export interface FieldSpec {
   /** A trusted SQL expression (a column); never built from input. */
   sql: string;
   type: FieldType;
+  /** Read from a joined table: a count whose filter names such a field needs the joins. */
+  joined?: true;
 }
 
 /** The fields a client may filter and sort on, by their API name. */
@@ -22,28 +24,46 @@ export class Params {
   }
 }
 
-const castOf: Record<FieldType, string> = { bigint: 'numeric', integer: 'integer', boolean: 'boolean', text: 'text' };
-const textOnly = new Set<Operator>(['=*', '!*', '^', '!^', '$', '!$']);
-const comparisons: Partial<Record<Operator, string>> = { '<': '<', '>': '>', '<=': '<=', '>=': '>=' };
-const int32 = { min: -(2 ** 31), max: 2 ** 31 - 1 };
-
-function typedValue(field: string, type: FieldType, raw: string): string {
-  switch (type) {
-    case 'bigint':
-      if (!/^-?[0-9]{1,78}$/.test(raw)) throw new GrammarError(`'${field}' takes an integer of at most 78 digits`);
-      return raw;
-    case 'integer': {
-      if (!/^-?[0-9]{1,10}$/.test(raw) || Number(raw) < int32.min || Number(raw) > int32.max) {
-        throw new GrammarError(`'${field}' takes a 32-bit integer`);
-      }
-      return raw;
-    }
-    case 'boolean':
-      if (raw !== 'true' && raw !== 'false') throw new GrammarError(`'${field}' takes true or false`);
-      return raw;
-    case 'text':
-      return raw;
+/**
+ * Gridify matches field names case-insensitively. A Map of own entries, so
+ * that `constructor` or `__proto__` are unknown fields like any other.
+ */
+const lookups = new WeakMap<FieldMap, Map<string, FieldSpec>>();
+export function lookupField(fields: FieldMap, name: string): FieldSpec | undefined {
+  let lookup = lookups.get(fields);
+  if (!lookup) {
+    lookup = new Map(Object.entries(fields).map(([key, spec]) => [key.toLowerCase(), spec]));
+    lookups.set(fields, lookup);
   }
+  // ASCII folding only: the names are ASCII, and Unicode folding would let e.g. the Kelvin sign stand for 'k'.
+  return lookup.get(name.replace(/[A-Z]/g, (char) => char.toLowerCase()));
+}
+
+const castOf: Record<FieldType, string> = { bigint: 'numeric', integer: 'integer', boolean: 'boolean', text: 'text' };
+const likeOperators = new Set<Operator>(['=*', '!*', '^', '!^', '$', '!$']);
+const affixOperators = new Set<Operator>(['^', '!^', '$', '!$']);
+const comparisons = new Set<Operator>(['<', '>', '<=', '>=']);
+const int32 = { min: -(2n ** 31n), max: 2n ** 31n - 1n };
+const maxBigIntDigits = 78;
+
+/** .NET's integer parsing as Gridify's type converter does it: trimmed, an optional sign, decimal digits. */
+function integerValue(field: string, type: 'bigint' | 'integer', raw: string): string {
+  const text = trimWhiteSpace(raw);
+  const fault = type === 'integer' ? `'${field}' takes a 32-bit integer` : `'${field}' takes an integer of at most ${maxBigIntDigits} digits`;
+  if (!/^[+-]?[0-9]+$/.test(text)) throw new GrammarError(fault);
+  const value = BigInt(text);
+  const inRange = type === 'integer' ? value >= int32.min && value <= int32.max : (value < 0n ? -value : value).toString().length <= maxBigIntDigits;
+  if (!inRange) throw new GrammarError(fault);
+  return value.toString();
+}
+
+/** Gridify's booleans: exactly `1` or `0`, or `true`/`false` in any case with white space around. */
+function booleanValue(field: string, raw: string): 'true' | 'false' {
+  if (raw === '1') return 'true';
+  if (raw === '0') return 'false';
+  const word = trimWhiteSpace(raw).toLowerCase();
+  if (word === 'true' || word === 'false') return word;
+  throw new GrammarError(`'${field}' takes true, false, 1 or 0`);
 }
 
 const escapeLike = (value: string) => value.replace(/[\\%_]/g, (char) => `\\${char}`);
@@ -55,44 +75,95 @@ function likePattern(operator: Operator, value: string): string {
   return `%${escaped}`;
 }
 
+const negated = (operator: Operator) => operator.startsWith('!');
+
+/** `field=` / `field!=`: Gridify's "null or the type's default" ('' for text, 0, false). */
+function nullOrDefault(sql: string, type: FieldType, operator: Operator, params: Params): string {
+  const zero = `${params.add(type === 'text' ? '' : type === 'boolean' ? 'false' : '0')}::${castOf[type]}`;
+  return operator === '=' ? `(${sql} IS NULL OR ${sql} = ${zero})` : `(${sql} IS NOT NULL AND ${sql} <> ${zero})`;
+}
+
+function compareTo(sql: string, operator: Operator, placeholder: string): string {
+  if (operator === '=') return `${sql} = ${placeholder}`;
+  if (operator === '!=') return `${sql} IS DISTINCT FROM ${placeholder}`;
+  return `${sql} ${operator} ${placeholder}`;
+}
+
+function compileText(sql: string, condition: Condition, params: Params): string {
+  const { operator, value, caseInsensitive } = condition;
+  // PostgreSQL text cannot hold NUL, so no stored value could match and the driver would fail on it.
+  if (value.includes('\0')) throw new GrammarError(`'${condition.field}': a value cannot contain a NUL character`);
+  if (likeOperators.has(operator)) {
+    return `${sql} ${negated(operator) ? 'NOT ' : ''}${caseInsensitive ? 'ILIKE' : 'LIKE'} ${params.add(likePattern(operator, value))}`;
+  }
+  if (caseInsensitive) return compareTo(`lower(${sql})`, operator, `lower(${params.add(value)}::text)`);
+  return compareTo(sql, operator, `${params.add(value)}::text`);
+}
+
+function compileNumber(sql: string, type: 'bigint' | 'integer', condition: Condition, params: Params): string {
+  const { operator, field, caseInsensitive } = condition;
+  if (operator === '=*' || operator === '!*') throw new GrammarError(`'${operator}' does not work on the number field '${field}'`);
+  // Gridify ignores /i on comparisons and fails on it elsewhere for a number.
+  if (caseInsensitive && !comparisons.has(operator)) throw new GrammarError(`'/i' does not work with '${operator}' on the number field '${field}'`);
+  const value = integerValue(field, type, condition.value);
+  // Gridify compares the number's decimal text: `id^2` is id.ToString().StartsWith("2").
+  if (affixOperators.has(operator)) return `(${sql})::text ${negated(operator) ? 'NOT ' : ''}LIKE ${params.add(likePattern(operator, value))}`;
+  return compareTo(sql, operator, `${params.add(value)}::${castOf[type]}`);
+}
+
+function compileBoolean(sql: string, condition: Condition, params: Params): string {
+  const { operator, field } = condition;
+  if (condition.caseInsensitive) throw new GrammarError(`'/i' does not work on the boolean field '${field}'`);
+  if (comparisons.has(operator) || operator === '=*' || operator === '!*') throw new GrammarError(`'${field}' does not compare with '${operator}'`);
+  const value = booleanValue(field, condition.value);
+  // Gridify's ^ and $ read True/False as text, and a whole word starts and ends with itself.
+  const equality = operator === '=' || operator === '^' || operator === '$' ? '=' : '!=';
+  return compareTo(sql, equality, `${params.add(value)}::boolean`);
+}
+
 function compileCondition(condition: Condition, fields: FieldMap, params: Params): string {
-  const spec = fields[condition.field];
+  const spec = lookupField(fields, condition.field);
   if (!spec) throw new GrammarError(`'${condition.field}' is not a filterable field`);
   const { operator } = condition;
-  if (condition.value === null) {
-    if (operator === '=') return `${spec.sql} IS NULL`;
-    if (operator === '!=') return `${spec.sql} IS NOT NULL`;
-    throw new GrammarError(`'null' only works with = and !=`);
+  const equality = operator === '=' || operator === '!=';
+  if (condition.empty && equality) return nullOrDefault(spec.sql, spec.type, operator, params);
+  if (equality && condition.value === 'null') return `${spec.sql} IS ${operator === '=' ? '' : 'NOT '}NULL`;
+  switch (spec.type) {
+    case 'text':
+      return compileText(spec.sql, condition, params);
+    case 'bigint':
+    case 'integer':
+      return compileNumber(spec.sql, spec.type, condition, params);
+    case 'boolean':
+      return compileBoolean(spec.sql, condition, params);
   }
-  if (textOnly.has(operator)) {
-    if (spec.type !== 'text') throw new GrammarError(`'${operator}' only works on text fields, not '${condition.field}'`);
-    const negate = operator.startsWith('!') ? 'NOT ' : '';
-    const like = condition.caseInsensitive ? 'ILIKE' : 'LIKE';
-    return `${spec.sql} ${negate}${like} ${params.add(likePattern(operator, condition.value))}`;
-  }
-  if (condition.caseInsensitive && spec.type !== 'text') throw new GrammarError(`'/i' only works on text fields`);
-  if (spec.type === 'boolean' && operator !== '=' && operator !== '!=') {
-    throw new GrammarError(`'${condition.field}' only compares with = and !=`);
-  }
-  const value = typedValue(condition.field, spec.type, condition.value);
-  const column = condition.caseInsensitive ? `lower(${spec.sql})` : spec.sql;
-  const placeholder = `${params.add(condition.caseInsensitive ? value.toLowerCase() : value)}::${castOf[spec.type]}`;
-  if (operator === '=') return `${column} = ${placeholder}`;
-  if (operator === '!=') return `${column} IS DISTINCT FROM ${placeholder}`;
-  return `${column} ${comparisons[operator]!} ${placeholder}`;
 }
 
 function compileNode(node: FilterNode, fields: FieldMap, params: Params): string {
   if (node.kind === 'condition') return compileCondition(node, fields, params);
-  const joiner = node.kind === 'and' ? ' AND ' : ' OR ';
-  return `(${node.operands.map((operand) => compileNode(operand, fields, params)).join(joiner)})`;
+  return `(${compileNode(node.left, fields, params)} ${node.kind === 'and' ? 'AND' : 'OR'} ${compileNode(node.right, fields, params)})`;
 }
 
-/** Compiles a client filter to a parameterized SQL predicate; 422 naming `filter` on any fault. */
-export function compileFilter(input: string, fields: FieldMap, params: Params): string {
+/** The conditions of a filter, for deciding whether a count needs the joins. */
+function conditionsOf(node: FilterNode): Condition[] {
+  return node.kind === 'condition' ? [node] : [...conditionsOf(node.left), ...conditionsOf(node.right)];
+}
+
+export interface CompiledFilter {
+  /** A parameterized SQL predicate. */
+  sql: string;
+  /** True when some condition names a field of a joined table. */
+  joined: boolean;
+}
+
+/** Compiles a client filter; a blank one is none (undefined). 422 naming `filter` on any fault. */
+export function compileFilter(input: string | undefined, fields: FieldMap, params: Params): CompiledFilter | undefined {
+  if (isBlank(input)) return undefined;
   if (input.length > limits.filterLength) throw validationError('filter', `at most ${limits.filterLength} characters`);
   try {
-    return compileNode(parseFilter(input), fields, params);
+    const tree = parseFilter(input);
+    const sql = compileNode(tree, fields, params);
+    return { sql, joined: conditionsOf(tree).some((condition) => lookupField(fields, condition.field)?.joined === true) };
   } catch (error) {
     if (error instanceof GrammarError) throw validationError('filter', error.message);
     throw error;
@@ -101,31 +172,35 @@ export function compileFilter(input: string, fields: FieldMap, params: Params): 
 
 export interface OrderSpec {
   /** Used when the client gives no orderBy. */
-  defaultOrder: readonly SortTerm[];
+  defaultOrder: readonly Omit<SortTerm, 'nullCheck'>[];
   /** A unique column (trusted SQL) appended to every order so pages are stable. */
   tieBreaker: { sql: string; direction: SortTerm['direction'] };
 }
 
-/** Compiles orderBy (or the default) to an ORDER BY list ending in the unique tie-breaker. */
+/** Compiles orderBy (a blank one is the default) to an ORDER BY list ending in the unique tie-breaker. */
 export function compileOrderBy(input: string | undefined, fields: FieldMap, order: OrderSpec): string {
-  if (input !== undefined && input.length > limits.orderByLength) {
+  if (!isBlank(input) && input.length > limits.orderByLength) {
     throw validationError('orderBy', `at most ${limits.orderByLength} characters`);
   }
-  let terms: readonly SortTerm[];
+  let terms: readonly Omit<SortTerm, 'nullCheck'>[];
   try {
-    terms = input === undefined ? order.defaultOrder : parseOrderBy(input);
+    terms = isBlank(input) ? order.defaultOrder : parseOrderBy(input);
   } catch (error) {
     if (error instanceof GrammarError) throw validationError('orderBy', error.message);
     throw error;
   }
   const columns = new Set<string>();
-  const sql = terms.map((term) => {
-    const spec = fields[term.field];
+  const sql: string[] = [];
+  for (const term of terms) {
+    const spec = lookupField(fields, term.field);
     if (!spec) throw validationError('orderBy', `'${term.field}' is not a sortable field`);
-    if (columns.has(spec.sql)) throw validationError('orderBy', `'${term.field}' appears twice`);
+    // Every field here has a value on every row; Gridify refuses ? and ! on such fields.
+    if ('nullCheck' in term && term.nullCheck) throw validationError('orderBy', `'${term.field}' is never null, so '?' and '!' do not apply`);
+    // A field named again orders nothing more (LINQ's ThenBy on the same key), so it is dropped.
+    if (columns.has(spec.sql)) continue;
     columns.add(spec.sql);
-    return `${spec.sql} ${term.direction.toUpperCase()}`;
-  });
+    sql.push(`${spec.sql} ${term.direction.toUpperCase()}`);
+  }
   const { tieBreaker } = order;
   if (!columns.has(tieBreaker.sql)) sql.push(`${tieBreaker.sql} ${tieBreaker.direction.toUpperCase()}`);
   return sql.join(', ');

@@ -1,7 +1,9 @@
 /**
- * The Gridify-compatible filter and sort grammar (DESIGN.md "Filter and sort
- * grammar"). Parsing produces an AST and knows nothing about SQL or fields;
- * compile.ts types and maps it. Every failure is a GrammarError.
+ * The filter and sort grammar of Gridify (the .NET library the replaced
+ * system used; DESIGN.md "Filter and sort grammar"), token for token: a
+ * lexer over the whole string, then a parser in which `,` (and) and `|` (or)
+ * have equal precedence, left to right. Parsing knows nothing about SQL or
+ * fields; compile.ts types and maps the tree. Every failure is a GrammarError.
  */
 export class GrammarError extends Error {
   constructor(message: string) {
@@ -13,137 +15,248 @@ export class GrammarError extends Error {
 export const operators = ['=', '!=', '<', '>', '<=', '>=', '=*', '!*', '^', '!^', '$', '!$'] as const;
 export type Operator = (typeof operators)[number];
 
-/** Longest first, so `<=` is never read as `<` followed by a value starting with `=`. */
-const operatorsByLength = [...operators].sort((a, b) => b.length - a.length);
-
 export interface Condition {
   kind: 'condition';
   field: string;
   operator: Operator;
-  /** null when the value is the bare word `null`. */
-  value: string | null;
+  /** The value with escapes removed; leading white space is not part of it, trailing white space is. */
+  value: string;
+  /** Nothing after the operator (`field=`): Gridify's "null or default". */
+  empty: boolean;
   caseInsensitive: boolean;
 }
 export interface Junction {
   kind: 'and' | 'or';
-  operands: FilterNode[];
+  left: FilterNode;
+  right: FilterNode;
 }
 export type FilterNode = Condition | Junction;
 
 export interface SortTerm {
   field: string;
   direction: 'asc' | 'desc';
+  /** A trailing `?` or `!`: Gridify orders by "has a value" / "has none" instead. */
+  nullCheck: boolean;
 }
 
-const fieldPattern = /^[A-Za-z_][A-Za-z0-9_]*/;
-const valueTerminators = new Set([',', '|', ')']);
+/** .NET's char.IsWhiteSpace, which Gridify uses to skip and trim. */
+const whiteSpace = /[\p{Zs}\p{Zl}\p{Zp}\t\n\v\f\r\u0085]/u;
+export const isWhiteSpace = (char: string | undefined): boolean => char !== undefined && whiteSpace.test(char);
+/** .NET's String.Trim. */
+export function trimWhiteSpace(text: string): string {
+  let start = 0;
+  let end = text.length;
+  while (start < end && isWhiteSpace(text[start])) start++;
+  while (end > start && isWhiteSpace(text[end - 1])) end--;
+  return text.slice(start, end);
+}
+
+// char.IsLetter / IsLetterOrDigit test one UTF-16 unit, so half of a surrogate pair is neither.
+const letter = /^\p{L}$/u;
+const letterOrDigit = /^[\p{L}\p{Nd}]$/u;
+const fieldPart = (char: string | undefined) => char !== undefined && (letterOrDigit.test(char) || char === '_' || char === '.' || char === '-');
+
+type Token =
+  | { kind: 'open' | 'close' | 'and' | 'or' | 'caseInsensitive' | 'end'; position: number }
+  | { kind: 'operator'; operator: Operator; position: number }
+  | { kind: 'field' | 'value' | 'indexer'; text: string; position: number };
+
+/** Two-character operators first, so `!=` is never `!` then `=`. */
+const operatorTokens: readonly Operator[] = ['!^', '!$', '=*', '!=', '!*', '<=', '>=', '^', '$', '=', '<', '>'];
+const valueStops = new Set(['(', ')', ',', '|']);
+
+function tokenize(input: string): Token[] {
+  const tokens: Token[] = [];
+  let position = 0;
+  let waitingForValue = false;
+  const at = (offset = 0) => input[position + offset];
+  const fail = (message: string): never => {
+    throw new GrammarError(`${message} at position ${position + 1}`);
+  };
+  while (position < input.length) {
+    const start = position;
+    const char = at()!;
+    const single = { '(': 'open', ')': 'close', ',': 'and', '|': 'or' } as const;
+    if (char in single) {
+      tokens.push({ kind: single[char as keyof typeof single], position: start });
+      waitingForValue = false;
+      position++;
+      continue;
+    }
+    const operator = operatorTokens.find((candidate) => input.startsWith(candidate, position));
+    if (operator) {
+      tokens.push({ kind: 'operator', operator, position: start });
+      waitingForValue = true;
+      position += operator.length;
+      continue;
+    }
+    if (char === '/' && at(1) === 'i') {
+      tokens.push({ kind: 'caseInsensitive', position: start });
+      position += 2;
+      continue;
+    }
+    if (isWhiteSpace(char)) {
+      while (isWhiteSpace(at())) position++;
+      continue;
+    }
+    if (waitingForValue) {
+      tokens.push({ kind: 'value', text: readValue(), position: start });
+      waitingForValue = false;
+      continue;
+    }
+    if (char === '[') {
+      const close = input.indexOf(']', position + 1);
+      if (close < 0) fail("an indexer without ']'");
+      tokens.push({ kind: 'indexer', text: input.slice(position + 1, close), position: start });
+      position = close + 1;
+      continue;
+    }
+    if (letter.test(char)) {
+      while (fieldPart(at())) position++;
+      tokens.push({ kind: 'field', text: input.slice(start, position), position: start });
+      continue;
+    }
+    fail(`unexpected '${char}'`);
+  }
+  tokens.push({ kind: 'end', position: input.length });
+  return tokens;
+
+  /** Up to an unescaped `(` `)` `,` `|` or `/i`; `\` makes the next character literal (a `\` at the very end is dropped). */
+  function readValue(): string {
+    let value = '';
+    let escaped = false;
+    while (position < input.length) {
+      const char = at()!;
+      if (escaped) {
+        value += char;
+        escaped = false;
+      } else if (char === '\\') {
+        escaped = true;
+      } else if (valueStops.has(char) || (char === '/' && at(1) === 'i')) {
+        break;
+      } else {
+        value += char;
+      }
+      position++;
+    }
+    return value;
+  }
+}
+
 const maxDepth = 32;
 
 class FilterParser {
-  private position = 0;
-  constructor(private readonly input: string) {}
+  private index = 0;
+  constructor(private readonly tokens: Token[]) {}
 
-  parse(): FilterNode {
-    const node = this.parseOr(0);
-    if (this.position < this.input.length) this.fail(`unexpected '${this.input[this.position]}'`);
-    return node;
+  /** A method, not a getter: TypeScript would keep a narrowing of it across `index++`. */
+  private peek(): Token {
+    return this.tokens[this.index]!;
   }
 
   private fail(message: string): never {
-    throw new GrammarError(`${message} at position ${this.position + 1}`);
+    throw new GrammarError(`${message} at position ${this.peek().position + 1}`);
   }
 
-  private parseOr(depth: number): FilterNode {
-    const operands = [this.parseAnd(depth)];
-    while (this.input[this.position] === '|') {
-      this.position++;
-      operands.push(this.parseAnd(depth));
+  parse(): FilterNode {
+    const node = this.parseTerm(0);
+    if (this.peek().kind !== 'end') this.fail(`unexpected ${describe(this.peek())}`);
+    return node;
+  }
+
+  /** Gridify's ParseTerm: `,` and `|` bind equally, left to right. */
+  private parseTerm(depth: number): FilterNode {
+    let left = this.parseFactor(depth);
+    for (let junction = this.peek(); junction.kind === 'and' || junction.kind === 'or'; junction = this.peek()) {
+      const kind = junction.kind;
+      this.index++;
+      left = { kind, left, right: this.parseFactor(depth) };
     }
-    return operands.length === 1 ? operands[0]! : { kind: 'or', operands };
+    return left;
   }
 
-  private parseAnd(depth: number): FilterNode {
-    const operands = [this.parsePrimary(depth)];
-    while (this.input[this.position] === ',') {
-      this.position++;
-      operands.push(this.parsePrimary(depth));
-    }
-    return operands.length === 1 ? operands[0]! : { kind: 'and', operands };
-  }
-
-  private parsePrimary(depth: number): FilterNode {
-    this.skipSpaces();
-    if (this.input[this.position] === '(') {
+  private parseFactor(depth: number): FilterNode {
+    if (this.peek().kind === 'open') {
       if (depth >= maxDepth) this.fail('too deeply nested');
-      this.position++;
-      const inner = this.parseOr(depth + 1);
-      if (this.input[this.position] !== ')') this.fail("expected ')'");
-      this.position++;
-      this.skipSpaces();
+      this.index++;
+      const inner = this.parseTerm(depth + 1);
+      if (this.peek().kind !== 'close') this.fail(`expected ')' but found ${describe(this.peek())}`);
+      this.index++;
+      if (this.peek().kind === 'operator') this.fail('an operator after a group');
       return inner;
     }
-    return this.parseCondition();
+    const field = this.peek();
+    if (field.kind !== 'field') this.fail(`expected a field name but found ${describe(field)}`);
+    this.index++;
+    if (this.peek().kind === 'indexer') this.fail(`'${field.text}' takes no indexer`);
+    const operator = this.peek();
+    if (operator.kind !== 'operator') this.fail(`expected an operator after '${field.text}'`);
+    this.index++;
+    const condition: Condition = { kind: 'condition', field: field.text, operator: operator.operator, ...this.parseValue() };
+    // Gridify parses `name==x` as a condition on a condition and then refuses to build it.
+    if (this.peek().kind === 'operator') this.fail(`a second operator after '${field.text}${operator.operator}'`);
+    return condition;
   }
 
-  private parseCondition(): Condition {
-    const field = fieldPattern.exec(this.input.slice(this.position))?.[0];
-    if (!field) this.fail('expected a field name');
-    this.position += field.length;
-    this.skipSpaces();
-    const operator = operatorsByLength.find((candidate) => this.input.startsWith(candidate, this.position));
-    if (!operator) this.fail(`expected an operator after '${field}'`);
-    this.position += operator.length;
-    return { kind: 'condition', field, operator, ...this.parseValue() };
-  }
-
-  /** Reads up to an unescaped `,` `|` or `)`; `\` makes the next character literal. */
-  private parseValue(): Pick<Condition, 'value' | 'caseInsensitive'> {
-    let value = '';
-    let rawTail = '';
-    while (this.position < this.input.length) {
-      const char = this.input[this.position]!;
-      if (valueTerminators.has(char)) break;
-      if (char === '(') this.fail("unescaped '(' in a value");
-      if (char === '\\') {
-        const next = this.input[this.position + 1];
-        if (next === undefined) this.fail('dangling escape');
-        value += next;
-        rawTail = '';
-        this.position += 2;
-        continue;
-      }
-      value += char;
-      rawTail += char;
-      this.position++;
+  private parseValue(): Pick<Condition, 'value' | 'empty' | 'caseInsensitive'> {
+    const token = this.peek();
+    if (token.kind === 'caseInsensitive') {
+      this.index++;
+      return { value: '', empty: true, caseInsensitive: true };
     }
-    const caseInsensitive = rawTail.endsWith('/i');
-    if (caseInsensitive) value = value.slice(0, -2);
-    const unescapedNull = rawTail === value && value.trim() === 'null';
-    return { value: unescapedNull && !caseInsensitive ? null : value, caseInsensitive };
-  }
-
-  private skipSpaces(): void {
-    while (this.input[this.position] === ' ') this.position++;
+    if (token.kind !== 'value') return { value: '', empty: true, caseInsensitive: false };
+    this.index++;
+    const caseInsensitive = this.peek().kind === 'caseInsensitive';
+    if (caseInsensitive) this.index++;
+    return { value: token.text, empty: false, caseInsensitive };
   }
 }
+
+function describe(token: Token): string {
+  switch (token.kind) {
+    case 'end':
+      return 'the end';
+    case 'operator':
+      return `'${token.operator}'`;
+    case 'field':
+    case 'value':
+      return `'${token.text}'`;
+    case 'indexer':
+      return `'[${token.text}]'`;
+    default:
+      return `'${{ open: '(', close: ')', and: ',', or: '|', caseInsensitive: '/i' }[token.kind]}'`;
+  }
+}
+
+/** A blank filter is no filter (Gridify skips it); callers check isBlank first. */
+export const isBlank = (input: string | undefined): input is undefined | '' => input === undefined || trimWhiteSpace(input) === '';
 
 export function parseFilter(input: string): FilterNode {
-  if (input.trim() === '') throw new GrammarError('empty filter');
-  return new FilterParser(input).parse();
+  if (isBlank(input)) throw new GrammarError('empty filter');
+  return new FilterParser(tokenize(input)).parse();
 }
 
+/**
+ * Gridify's ordering: terms split on `,` and trimmed; a term with a space is
+ * words split on spaces and tabs, the first the field and the last exactly
+ * `asc` or `desc`; a term without one is just the field, ascending.
+ */
 export function parseOrderBy(input: string): SortTerm[] {
-  if (input.trim() === '') throw new GrammarError('empty orderBy');
+  if (isBlank(input)) throw new GrammarError('empty orderBy');
   return input.split(',').map((part, index) => {
-    const words = part.trim().split(/\s+/);
-    const [field, direction = 'asc', extra] = words;
-    if (!field || !fieldPattern.test(field) || fieldPattern.exec(field)![0] !== field) {
-      throw new GrammarError(`term ${index + 1}: expected a field name`);
+    const term = trimWhiteSpace(part);
+    let member = term;
+    let direction: SortTerm['direction'] = 'asc';
+    if (term.includes(' ')) {
+      const words = term.split(/[ \t]+/).filter(Boolean);
+      const last = words[words.length - 1];
+      if (last !== 'asc' && last !== 'desc') throw new GrammarError(`term ${index + 1}: expected 'asc' or 'desc' at its end`);
+      member = words[0]!;
+      direction = last;
     }
-    const lower = direction.toLowerCase();
-    if (extra !== undefined || (lower !== 'asc' && lower !== 'desc')) {
-      throw new GrammarError(`term ${index + 1}: expected 'asc' or 'desc' after '${field}'`);
-    }
-    return { field, direction: lower };
+    const nullCheck = member.endsWith('?') || member.endsWith('!');
+    const field = trimWhiteSpace(member.replace(/[?!]/g, ' '));
+    if (field === '') throw new GrammarError(`term ${index + 1}: expected a field name`);
+    return { field, direction, nullCheck };
   });
 }

@@ -2,6 +2,7 @@ import * as z from 'zod';
 import { isMissingRelation, query } from '../db';
 import { limits } from '../limits';
 import { compileFilter, compileOrderBy, Params, type FieldMap, type OrderSpec } from './compile';
+import { listCounts, type CountCache } from './count-cache';
 
 const boundedInt = (bounds: { min: number; max: number; default: number }) =>
   z
@@ -16,8 +17,8 @@ const boundedInt = (bounds: { min: number; max: number; default: number }) =>
 export const pageQuerySchema = z.object({
   page: boundedInt(limits.page).describe(`Page number, ${limits.page.min} to ${limits.page.max}.`),
   pageSize: boundedInt(limits.pageSize).describe(`Items per page, ${limits.pageSize.min} to ${limits.pageSize.max}, default ${limits.pageSize.default}.`),
-  filter: z.string().max(limits.filterLength, `at most ${limits.filterLength} characters`).optional().describe('Filter expression.'),
-  orderBy: z.string().max(limits.orderByLength, `at most ${limits.orderByLength} characters`).optional().describe('Sort expression.'),
+  filter: z.string().max(limits.filterLength, `at most ${limits.filterLength} characters`).optional().describe('Filter expression (Gridify syntax); blank is none.'),
+  orderBy: z.string().max(limits.orderByLength, `at most ${limits.orderByLength} characters`).optional().describe('Sort expression (Gridify syntax); blank is the default order.'),
 });
 
 export type PageQuery = z.output<typeof pageQuerySchema>;
@@ -30,51 +31,89 @@ export interface Page<T> {
 }
 
 export interface ListSource {
-  /** Trusted SQL: the select list and FROM clause of the read model. */
+  /** Names the list in the count cache's keys. */
+  name: string;
+  /** Trusted SQL: the select list of the read model. */
   select: string;
-  from: string;
+  /** The base table and its alias: alone, it counts rows whose conditions name no joined field. */
+  table: string;
+  /** LEFT JOINs on unique keys, so they never change the number of rows. */
+  joins?: string;
   fields: FieldMap;
   order: OrderSpec;
 }
 
-/**
- * One page and the total in a single round trip: the count drives a lateral
- * page query, so an empty page still reports its total. Server conditions
- * are ANDed before the client's filter, which can only narrow them.
- */
-export function buildPageQuery(
-  source: ListSource,
-  request: PageQuery,
-  serverConditions: (params: Params) => string[] = () => [],
-): { text: string; values: unknown[] } {
+/** Conditions the server always applies; they read the base table only. */
+export type ServerConditions = (params: Params) => string[];
+
+export interface Statement {
+  text: string;
+  values: unknown[];
+}
+
+export interface PageStatements {
+  page: Statement;
+  count: Statement;
+  /** The list and its compiled conditions: equal for filters that select the same rows the same way. */
+  countKey: string;
+}
+
+/** The page's statement and its count's. Server conditions come first; the client's filter can only narrow them. */
+export function buildPageStatements(source: ListSource, request: PageQuery, serverConditions: ServerConditions = () => []): PageStatements {
   const params = new Params();
   const conditions = serverConditions(params);
-  if (request.filter !== undefined) conditions.push(compileFilter(request.filter, source.fields, params));
+  const filter = compileFilter(request.filter, source.fields, params);
+  if (filter) conditions.push(filter.sql);
   const orderBy = compileOrderBy(request.orderBy, source.fields, source.order);
-  const where = conditions.length ? `WHERE ${conditions.join(' AND ')}` : '';
+  const where = conditions.length ? ` WHERE ${conditions.join(' AND ')}` : '';
+  const joins = source.joins ? ` ${source.joins}` : '';
+  const count = { text: `SELECT count(*) AS total_count FROM ${source.table}${filter?.joined ? joins : ''}${where}`, values: [...params.values] };
   const limit = params.add(request.pageSize);
   const offset = params.add((request.page - 1) * request.pageSize);
-  const text = `SELECT counted.total_count, paged.* FROM (SELECT count(*) AS total_count FROM ${source.from} ${where}) counted
-    LEFT JOIN LATERAL (SELECT true AS row_present, ${source.select} FROM ${source.from} ${where}
-      ORDER BY ${orderBy} LIMIT ${limit} OFFSET ${offset}) paged ON true`;
-  return { text, values: params.values };
+  return {
+    page: { text: `SELECT ${source.select} FROM ${source.table}${joins}${where} ORDER BY ${orderBy} LIMIT ${limit} OFFSET ${offset}`, values: params.values },
+    count,
+    countKey: `${source.name}\n${count.text}\n${JSON.stringify(count.values)}`,
+  };
 }
 
 /**
- * Runs buildPageQuery's statement and shapes the page envelope, each row
- * through `toItem`; a missing indexer table is an empty page, never an error.
+ * A page that is not full ends the list, so it gives the exact total itself;
+ * only a full page (or one past the end) asks the shared count.
+ */
+function totalFromPage(request: PageQuery, itemCount: number): number | undefined {
+  const before = (request.page - 1) * request.pageSize;
+  if (itemCount > 0 && itemCount < request.pageSize) return before + itemCount;
+  if (itemCount === 0 && request.page === 1) return 0;
+  return undefined;
+}
+
+/**
+ * Reads one page and its total and shapes the envelope, each row through
+ * `toItem`; a missing indexer table is an empty page, never an error.
  */
 export async function readPage<Row extends Record<string, unknown>, Item>(
   source: ListSource,
   request: PageQuery,
   toItem: (row: Row) => Item,
-  serverConditions?: (params: Params) => string[],
+  serverConditions?: ServerConditions,
+  counts: CountCache = listCounts,
 ): Promise<Page<Item>> {
-  const { text, values } = buildPageQuery(source, request, serverConditions);
+  const statements = buildPageStatements(source, request, serverConditions);
   const page = (items: Item[], totalCount: number): Page<Item> => ({ items, totalCount, page: request.page, pageSize: request.pageSize });
   try {
-    const rows = await query<Row & { total_count: string; row_present: boolean | null }>(text, values);
-    return page(rows.filter((row) => row.row_present).map(toItem), Number(rows[0]?.total_count ?? 0));
+    const rows = await query<Row>(statements.page.text, statements.page.values);
+    const totalCount =
+      totalFromPage(request, rows.length) ??
+      // A shared count may be a little older than the page; it never claims fewer rows than the page shows.
+      Math.max(
+        rows.length ? (request.page - 1) * request.pageSize + rows.length : 0,
+        await counts.get(statements.countKey, async () => {
+          const [row] = await query<{ total_count: string }>(statements.count.text, statements.count.values);
+          return Number(row?.total_count ?? 0);
+        }),
+      );
+    return page(rows.map(toItem), totalCount);
   } catch (error) {
     if (isMissingRelation(error)) return page([], 0);
     throw error;
