@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { AppError } from '@hatchery/core/errors';
-import { compileFilter, compileOrderBy, Params, type FieldMap, type OrderSpec } from '@hatchery/core/query/compile';
+import { compileFilter, compileOrderBy, lookupField, Params, type FieldMap, type OrderSpec } from '@hatchery/core/query/compile';
 import { GrammarError, operators, parseFilter, parseOrderBy } from '@hatchery/core/query/grammar';
 
 const fields = {
@@ -15,7 +15,7 @@ const order: OrderSpec = { defaultOrder: [{ field: 'id', direction: 'asc' }], ti
 
 function compile(filter: string) {
   const params = new Params();
-  const sql = compileFilter(filter, fields, params);
+  const sql = compileFilter(filter, fields, params)?.sql;
   return { sql, values: params.values };
 }
 
@@ -32,27 +32,21 @@ function rejection(run: () => unknown): AppError {
 describe('parseFilter', () => {
   it('reads every operator', () => {
     for (const operator of operators) {
-      expect(parseFilter(`name${operator}abc`)).toEqual({ kind: 'condition', field: 'name', operator, value: 'abc', caseInsensitive: false });
+      expect(parseFilter(`name${operator}abc`)).toEqual({ kind: 'condition', field: 'name', operator, value: 'abc', empty: false, caseInsensitive: false });
     }
   });
 
-  it('gives "and" precedence over "or" and honours parentheses', () => {
-    expect(parseFilter('a=1|b=2,c=3')).toEqual({
-      kind: 'or',
-      operands: [
-        { kind: 'condition', field: 'a', operator: '=', value: '1', caseInsensitive: false },
-        {
-          kind: 'and',
-          operands: [
-            { kind: 'condition', field: 'b', operator: '=', value: '2', caseInsensitive: false },
-            { kind: 'condition', field: 'c', operator: '=', value: '3', caseInsensitive: false },
-          ],
-        },
-      ],
-    });
-    const grouped = parseFilter('(a=1|b=2),c=3');
-    expect(grouped.kind).toBe('and');
-    expect(grouped.kind === 'and' && grouped.operands[0]!.kind).toBe('or');
+  it('gives "and" and "or" equal precedence, left to right, and honours parentheses', () => {
+    const condition = (field: string, value: string) => ({ kind: 'condition', field, operator: '=', value, empty: false, caseInsensitive: false });
+    expect(parseFilter('a=1|b=2,c=3')).toEqual({ kind: 'and', left: { kind: 'or', left: condition('a', '1'), right: condition('b', '2') }, right: condition('c', '3') });
+    expect(parseFilter('a=1,b=2|c=3')).toEqual({ kind: 'or', left: { kind: 'and', left: condition('a', '1'), right: condition('b', '2') }, right: condition('c', '3') });
+    expect(parseFilter('a=1|(b=2,c=3)')).toEqual({ kind: 'or', left: condition('a', '1'), right: { kind: 'and', left: condition('b', '2'), right: condition('c', '3') } });
+  });
+
+  it('skips white space before a value and keeps it inside and after one', () => {
+    expect(parseFilter(' name =\t ali reza ,b=1')).toMatchObject({ left: { field: 'name', value: 'ali reza ' } });
+    expect(parseFilter('name=')).toMatchObject({ value: '', empty: true, caseInsensitive: false });
+    expect(parseFilter('name=/i')).toMatchObject({ value: '', empty: true, caseInsensitive: true });
   });
 
   it('unescapes special characters and keeps them in the value', () => {
@@ -64,12 +58,11 @@ describe('parseFilter', () => {
     expect(parseFilter('name=Foo\\/i')).toMatchObject({ value: 'Foo/i', caseInsensitive: false });
   });
 
-  it('reads a bare null as NULL and an escaped one as text', () => {
-    expect(parseFilter('name=null')).toMatchObject({ value: null });
-    expect(parseFilter('name=\\null')).toMatchObject({ value: 'null' });
+  it('drops a dangling escape at the very end, as Gridify does', () => {
+    expect(parseFilter('name=abc\\')).toMatchObject({ value: 'abc' });
   });
 
-  it.each(['', 'name', '=1', 'name~1', '(name=1', 'name=1)', 'name=a(b', 'name=1,', 'name=1|', 'name=abc\\', '()'])('rejects %j', (input) => {
+  it.each(['', ' ', 'name', '=1', 'name~1', '(name=1', 'name=1)', 'name=a(b', 'name=1,', 'name=1|', '()', 'name==x', 'name=x/iX', '_a=1', 'a[1]=2', '(a=1)=2'])('rejects %j', (input) => {
     expect(() => parseFilter(input)).toThrow(GrammarError);
   });
 });
@@ -77,6 +70,7 @@ describe('parseFilter', () => {
 describe('compileFilter', () => {
   it('compiles equality and comparisons to typed placeholders', () => {
     expect(compile('rarity>=3,active=true')).toEqual({ sql: '(rarity_col >= $1::integer AND active_col = $2::boolean)', values: ['3', 'true'] });
+    expect(compile('Rarity = +03 ,ACTIVE=1')).toEqual({ sql: '(rarity_col = $1::integer AND active_col = $2::boolean)', values: ['3', 'true'] });
     expect(compile('id<18446744073709551617')).toEqual({ sql: 'id_col < $1::numeric', values: ['18446744073709551617'] });
     expect(compile('name!=x').sql).toBe('name_col IS DISTINCT FROM $1::text');
   });
@@ -91,14 +85,31 @@ describe('compileFilter', () => {
     expect(compile('name=*AB/i')).toEqual({ sql: 'name_col ILIKE $1', values: ['%AB%'] });
   });
 
-  it('compiles case-insensitive equality by lowering both sides', () => {
-    expect(compile('name=Edition/i')).toEqual({ sql: 'lower(name_col) = $1::text', values: ['edition'] });
+  it('compiles case-insensitive equality by lowering both sides, and ordering by upper-casing them', () => {
+    expect(compile('name=Edition/i')).toEqual({ sql: 'lower(name_col) = lower($1::text)', values: ['Edition'] });
+    expect(compile('name>=j/i')).toEqual({ sql: 'upper(name_col) >= upper($1::text)', values: ['j'] });
   });
 
-  it('compiles null to IS NULL / IS NOT NULL and rejects it with other operators', () => {
+  it('compiles null to IS NULL / IS NOT NULL with = and !=, and reads it as text otherwise', () => {
     expect(compile('name=null')).toEqual({ sql: 'name_col IS NULL', values: [] });
     expect(compile('name!=null').sql).toBe('name_col IS NOT NULL');
-    expect(rejection(() => compile('name>null')).fields).toHaveProperty('filter');
+    expect(compile('name>null')).toEqual({ sql: 'name_col > $1::text', values: ['null'] });
+  });
+
+  it('compiles an empty value to "null or default"', () => {
+    expect(compile('name=')).toEqual({ sql: '(name_col IS NULL OR name_col = $1::text)', values: [''] });
+    expect(compile('rarity!=')).toEqual({ sql: '(rarity_col IS NOT NULL AND rarity_col <> $1::integer)', values: ['0'] });
+    expect(compile('active=')).toEqual({ sql: '(active_col IS NULL OR active_col = $1::boolean)', values: ['false'] });
+  });
+
+  it('compiles ^ and $ on a number to a match on its decimal text', () => {
+    expect(compile('id^+02')).toEqual({ sql: '(id_col)::text LIKE $1', values: ['2%'] });
+    expect(compile('rarity!$1').sql).toBe('(rarity_col)::text NOT LIKE $1');
+  });
+
+  it('resolves field names case-insensitively from own entries only', () => {
+    expect(lookupField(fields, 'NAME')).toBe(fields.name);
+    for (const name of ['constructor', 'toString', '__proto__', 'hasOwnProperty', 'valueOf']) expect(lookupField(fields, name)).toBeUndefined();
   });
 
   it('compiles nested groups', () => {
@@ -112,12 +123,16 @@ describe('compileFilter', () => {
     ['rarity=99999999999', 'integer'],
     ['id=1.5', 'integer'],
     ['id=' + '9'.repeat(79), 'integer'],
-    ['active=yes', 'true or false'],
-    ['active>true', '= and !='],
-    ['rarity=*1', 'text fields'],
-    ['rarity=1/i', 'text fields'],
+    ['active=yes', 'true, false, 1 or 0'],
+    ['active=1 ', 'true, false, 1 or 0'],
+    ['active>true', "does not compare with '>'"],
+    ['rarity=*1', 'does not work on the number field'],
+    ['rarity=1/i', "'/i' does not work"],
+    ['active=true/i', "'/i' does not work"],
     ['burned=true', 'not a filterable field'],
-    ['name=(x)', "unescaped '('"],
+    ['constructor=1', 'not a filterable field'],
+    ['name=(x)', "unexpected '('"],
+    ['name=a\0b', 'NUL'],
   ])('rejects %j with a 422 naming filter', (filter, message) => {
     const error = rejection(() => compile(filter));
     expect(error.kind).toBe('validation');
@@ -138,7 +153,7 @@ describe('compileFilter', () => {
       "name=x'; DROP TABLE indexer.editions; --",
       'name=*\' OR 1=1 --',
       'name=x"; SELECT pg_sleep\\(10\\); --/i',
-      'name^$1',
+      'name^\\$1',
       'rarity=1,name=\\) OR \\(1=1',
     ];
     for (const attack of attacks) {
@@ -159,7 +174,7 @@ describe('compileFilter', () => {
       fc.property(inputs, (input) => {
         try {
           const params = new Params();
-          const sql = compileFilter(input, fields, params);
+          const sql = compileFilter(input, fields, params)?.sql ?? '';
           // Whatever compiled may only reference placeholders, never input text.
           for (const value of params.values) if (typeof value === 'string' && value.length > 2) expect(sql.includes(value)).toBe(false);
         } catch (error) {
@@ -173,11 +188,22 @@ describe('compileFilter', () => {
 
 describe('orderBy', () => {
   it('parses terms with optional direction', () => {
-    expect(parseOrderBy('rarity desc, name,id ASC')).toEqual([
-      { field: 'rarity', direction: 'desc' },
-      { field: 'name', direction: 'asc' },
-      { field: 'id', direction: 'asc' },
+    expect(parseOrderBy('rarity desc, name,id asc,\tx? ')).toEqual([
+      { field: 'rarity', direction: 'desc', nullCheck: false },
+      { field: 'name', direction: 'asc', nullCheck: false },
+      { field: 'id', direction: 'asc', nullCheck: false },
+      { field: 'x', direction: 'asc', nullCheck: true },
     ]);
+  });
+
+  it('reads a term with a space as its first and last words, as Gridify does', () => {
+    expect(parseOrderBy('rarity  x desc')).toEqual([{ field: 'rarity', direction: 'desc', nullCheck: false }]);
+  });
+
+  it('treats a blank orderBy as the default, matches fields case-insensitively and drops a field named twice', () => {
+    expect(compileOrderBy(' ', fields, order)).toBe('id_col ASC');
+    expect(compileOrderBy('Rarity desc, ID', fields, order)).toBe('rarity_col DESC, id_col ASC');
+    expect(compileOrderBy('rarity, rarity desc', fields, order)).toBe('rarity_col ASC, id_col ASC');
   });
 
   it('appends the tie-breaker unless it is already ordered on', () => {
@@ -186,7 +212,7 @@ describe('orderBy', () => {
     expect(compileOrderBy(undefined, fields, order)).toBe('id_col ASC');
   });
 
-  it.each(['burned', 'rarity up', 'rarity desc desc', '', 'rarity,rarity', 'ra-rity', "name; DROP TABLE x"])('rejects %j with a 422 naming orderBy', (input) => {
+  it.each(['burned', 'rarity up', 'rarity DESC', 'ra-rity', "name; DROP TABLE x", 'rarity,', '!rarity', 'rarity?', 'toString', '__proto__'])('rejects %j with a 422 naming orderBy', (input) => {
     expect(rejection(() => compileOrderBy(input, fields, order)).fields).toHaveProperty('orderBy');
   });
 

@@ -96,7 +96,9 @@ function compileText(sql: string, condition: Condition, params: Params): string 
   if (likeOperators.has(operator)) {
     return `${sql} ${negated(operator) ? 'NOT ' : ''}${caseInsensitive ? 'ILIKE' : 'LIKE'} ${params.add(likePattern(operator, value))}`;
   }
-  if (caseInsensitive) return compareTo(`lower(${sql})`, operator, `lower(${params.add(value)}::text)`);
+  // Gridify lowercases both sides for = and !=, and orders with OrdinalIgnoreCase (upper case) for < > <= >=.
+  const fold = comparisons.has(operator) ? 'upper' : 'lower';
+  if (caseInsensitive) return compareTo(`${fold}(${sql})`, operator, `${fold}(${params.add(value)}::text)`);
   return compareTo(sql, operator, `${params.add(value)}::text`);
 }
 

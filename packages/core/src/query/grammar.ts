@@ -42,13 +42,18 @@ export interface SortTerm {
 /** .NET's char.IsWhiteSpace, which Gridify uses to skip and trim. */
 const whiteSpace = /[\p{Zs}\p{Zl}\p{Zp}\t\n\v\f\r\u0085]/u;
 export const isWhiteSpace = (char: string | undefined): boolean => char !== undefined && whiteSpace.test(char);
+/** .NET's String.TrimEnd. */
+function trimEndWhiteSpace(text: string): string {
+  let end = text.length;
+  while (end > 0 && isWhiteSpace(text[end - 1])) end--;
+  return text.slice(0, end);
+}
 /** .NET's String.Trim. */
 export function trimWhiteSpace(text: string): string {
+  const end = trimEndWhiteSpace(text);
   let start = 0;
-  let end = text.length;
-  while (start < end && isWhiteSpace(text[start])) start++;
-  while (end > start && isWhiteSpace(text[end - 1])) end--;
-  return text.slice(start, end);
+  while (start < end.length && isWhiteSpace(end[start])) start++;
+  return end.slice(start);
 }
 
 // char.IsLetter / IsLetterOrDigit test one UTF-16 unit, so half of a surrogate pair is neither.
@@ -255,7 +260,8 @@ export function parseOrderBy(input: string): SortTerm[] {
       direction = last;
     }
     const nullCheck = member.endsWith('?') || member.endsWith('!');
-    const field = trimWhiteSpace(member.replace(/[?!]/g, ' '));
+    // Only the end is trimmed, so `!name` names ' name', which is no field.
+    const field = trimEndWhiteSpace(member.replace(/[?!]/g, ' '));
     if (field === '') throw new GrammarError(`term ${index + 1}: expected a field name`);
     return { field, direction, nullCheck };
   });
