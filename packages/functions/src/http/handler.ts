@@ -3,6 +3,7 @@ import type * as z from 'zod';
 import { allowedOriginOnly } from '../middleware/allowed-origin';
 import { limitBodySize } from '../middleware/body-size';
 import { cors } from '../middleware/cors';
+import { httpCaching } from '../middleware/http-caching';
 import { requireJsonContentType } from '../middleware/json-content-type';
 import { jsonResponse } from '../middleware/json-response';
 import { addSecurityHeaders } from '../middleware/security-headers';
@@ -23,8 +24,8 @@ export interface RouteInput<R extends HttpRoute> {
 }
 
 /**
- * The Middy chain of every HTTP endpoint: log, nosniff, CORS, problem+json, JSON
- * out; then the checks that need no identity (came through the router, origin where the route refuses
+ * The Middy chain of every HTTP endpoint: log, nosniff, CORS, problem+json, cache
+ * headers, JSON out; then the checks that need no identity (came through the router, origin where the route refuses
  * others, body size, JSON content type), auth when required, validated input.
  */
 export function httpHandler<R extends HttpRoute, T>(
@@ -41,6 +42,8 @@ export function httpHandler<R extends HttpRoute, T>(
     .use(addSecurityHeaders<HttpEvent, HttpResult, HttpContext>())
     .use(cors())
     .use(problemDetails<HttpEvent, HttpResult, HttpContext>((event) => event.rawPath ?? '/'));
+  // Registered before jsonResponse so that its `after` sees the serialized body (Middy runs `after`s in reverse).
+  chain.use(httpCaching(route));
   if ((route.produces ?? 'application/json') === 'application/json') chain.use(jsonResponse());
   chain.use(routerOnly());
   if (route.refusesOtherOrigins) chain.use(allowedOriginOnly());

@@ -30,8 +30,10 @@ export function toEventV2(request: IncomingMessage, url: URL, matched: MatchedRo
     if (values === undefined || name === 'cookie') continue;
     headers[name] = values.join(',');
   }
-  const query: Record<string, string> = {};
-  for (const [key, value] of url.searchParams) query[key] = key in query ? `${query[key]},${value}` : value;
+  // A Map, then fromEntries: every name (`constructor`, `__proto__`) becomes an own property, as in API Gateway's JSON event.
+  const repeated = new Map<string, string>();
+  for (const [key, value] of url.searchParams) repeated.set(key, repeated.has(key) ? `${repeated.get(key)},${value}` : value);
+  const query: Record<string, string> = Object.fromEntries(repeated);
   const cookies = request.headers.cookie?.split(';').map((cookie) => cookie.trim()).filter(Boolean);
   const textual = textualContent.test(headers['content-type'] ?? 'application/json');
   const now = new Date();

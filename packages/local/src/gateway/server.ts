@@ -40,7 +40,14 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
   const endpoints = Object.entries(options.localEndpoints ?? {});
   const isReady = options.isReady ?? (() => true);
   const server = createServer((request, response) => {
-    const url = new URL(request.url ?? '/', 'http://localhost');
+    let url: URL;
+    try {
+      url = new URL(request.url ?? '/', 'http://localhost');
+    } catch {
+      // An absolute-form target that is no URL (`GET http://[ HTTP/1.1`) matches no route; thrown here, it would end the process.
+      writeProblem(response, new AppError('notFound', 'No route matches this method and path.'), '/');
+      return;
+    }
     const endpoint = endpoints.find(([prefix]) => url.pathname === prefix || url.pathname.startsWith(`${prefix}/`));
     if (endpoint) {
       Promise.resolve(endpoint[1](request, response, url)).catch((error) => writeProblem(response, error, url.pathname));

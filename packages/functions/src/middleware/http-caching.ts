@@ -1,0 +1,42 @@
+import { createHash } from 'node:crypto';
+import { limits } from '@hatchery/core/limits';
+import type { HttpRoute } from '../routes';
+import type { HttpMiddleware } from './types';
+
+const { sMaxAgeSeconds, staleWhileRevalidateSeconds } = limits.publicCache;
+/** Browsers revalidate every time (cheap with the ETag); shared caches keep a public page a few seconds. */
+export const publicCacheControl = `public, max-age=0, s-maxage=${sMaxAgeSeconds}, stale-while-revalidate=${staleWhileRevalidateSeconds}`;
+export const privateCacheControl = 'no-store';
+
+export const entityTag = (body: string): string => `"${createHash('sha256').update(body).digest('base64url').slice(0, 27)}"`;
+
+/** RFC 9110 If-None-Match: `*`, or a list of entity tags compared weakly (a W/ prefix is ignored). */
+export function matchesIfNoneMatch(header: string | undefined, etag: string): boolean {
+  if (header === undefined) return false;
+  if (header.trim() === '*') return true;
+  return header.split(',').some((candidate) => candidate.trim().replace(/^W\//, '') === etag);
+}
+
+/**
+ * Cache headers of a successful response: public GETs get Cache-Control for
+ * shared caches and an ETag, and a matching If-None-Match gets 304;
+ * protected routes get no-store. Problems are left to the problem middleware.
+ */
+export const httpCaching = (route: Pick<HttpRoute, 'method' | 'auth'>): HttpMiddleware => ({
+  after: (request) => {
+    const response = request.response;
+    if (!response || response.statusCode !== 200) return;
+    if (route.auth !== 'none') {
+      response.headers = { ...response.headers, 'cache-control': privateCacheControl };
+      return;
+    }
+    if (route.method !== 'GET' || typeof response.body !== 'string') return;
+    const etag = entityTag(response.body);
+    const headers = { ...response.headers, 'cache-control': publicCacheControl, etag };
+    if (matchesIfNoneMatch(request.event.headers?.['if-none-match'], etag)) {
+      request.response = { statusCode: 304, headers: { 'cache-control': publicCacheControl, etag } };
+      return;
+    }
+    response.headers = headers;
+  },
+});
