@@ -18,6 +18,8 @@ export function createCountCache(options: CountCacheOptions): CountCache {
     max: options.maxEntries,
     ttl: options.ttlMs,
     perf: options.perf,
+    // Read the clock at every check, not once a millisecond through a timer (which an injected clock does not drive).
+    ttlResolution: 0,
     fetchMethod: (_key, _stale, { context }) => context(),
   });
   return {
