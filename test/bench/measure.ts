@@ -1,3 +1,4 @@
+import { fork } from 'node:child_process';
 import http from 'node:http';
 
 export interface Figures {
@@ -36,6 +37,23 @@ export async function measure(operation: () => Promise<unknown>, options: { conc
   };
   await run(options.warmupMs ?? 1000, false);
   return run(options.durationMs, true);
+}
+
+/** What a load generator process is asked to do: GET a URL, or send a statement through pg, from `concurrency` loops. */
+export type LoadJob = { concurrency: number; durationMs: number } & (
+  | { kind: 'http'; url: string; headers?: Record<string, string> }
+  | { kind: 'sql'; databaseUrl: string; statement: { text: string; values: unknown[] } }
+);
+
+/** Runs `job` in a child process (load-worker.ts), so the generator's CPU never counts against the process measured. */
+export function measureInChild(job: LoadJob): Promise<Figures> {
+  return new Promise((resolve, reject) => {
+    const child = fork(new URL('./load-worker.ts', import.meta.url), [], { execArgv: ['--import', 'tsx'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+    child.once('message', (message: { figures?: Figures; error?: string }) => (message.figures ? resolve(message.figures) : reject(new Error(message.error))));
+    child.once('error', reject);
+    child.once('exit', (code) => code !== 0 && reject(new Error(`load generator exited with ${code}`)));
+    child.send(job);
+  });
 }
 
 const agent = new http.Agent({ keepAlive: true, maxSockets: 256 });

@@ -58,16 +58,31 @@ export interface PageStatements {
   countKey: string;
 }
 
-/** The page's statement and its count's. Server conditions come first; the client's filter can only narrow them. */
-export function buildPageStatements(source: ListSource, request: PageQuery, serverConditions: ServerConditions = () => []): PageStatements {
+export interface CompiledPage {
+  /** ` WHERE …`, or '' when nothing narrows the list. */
+  where: string;
+  orderBy: string;
+  /** The WHERE clause's parameters so far. */
+  params: Params;
+  /** Whether the conditions read a joined table. */
+  joined: boolean;
+}
+
+/** The request's conditions and order. Server conditions come first; the client's filter can only narrow them. */
+export function compilePage(source: ListSource, request: PageQuery, serverConditions: ServerConditions = () => []): CompiledPage {
   const params = new Params();
   const conditions = serverConditions(params);
   const filter = compileFilter(request.filter, source.fields, params);
   if (filter) conditions.push(filter.sql);
   const orderBy = compileOrderBy(request.orderBy, source.fields, source.order);
-  const where = conditions.length ? ` WHERE ${conditions.join(' AND ')}` : '';
+  return { where: conditions.length ? ` WHERE ${conditions.join(' AND ')}` : '', orderBy, params, joined: filter?.joined ?? false };
+}
+
+/** The page's statement and its count's. */
+export function buildPageStatements(source: ListSource, request: PageQuery, serverConditions?: ServerConditions): PageStatements {
+  const { where, orderBy, params, joined } = compilePage(source, request, serverConditions);
   const joins = source.joins ? ` ${source.joins}` : '';
-  const count = { text: `SELECT count(*) AS total_count FROM ${source.table}${filter?.joined ? joins : ''}${where}`, values: [...params.values] };
+  const count = { text: `SELECT count(*) AS total_count FROM ${source.table}${joined ? joins : ''}${where}`, values: [...params.values] };
   const limit = params.add(request.pageSize);
   const offset = params.add((request.page - 1) * request.pageSize);
   return {

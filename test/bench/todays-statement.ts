@@ -1,0 +1,19 @@
+import { compilePage, type ListSource, type PageQuery, type ServerConditions, type Statement } from '@hatchery/core/query/paging';
+
+/**
+ * The statement every page ran before issue 10, kept as the bench's baseline:
+ * the exact count over the whole read model (joins included) driving a
+ * lateral page query, in one round trip.
+ */
+export function todaysStatement(source: ListSource, request: PageQuery, serverConditions?: ServerConditions): Statement {
+  const { where, orderBy, params } = compilePage(source, request, serverConditions);
+  const from = source.joins ? `${source.table} ${source.joins}` : source.table;
+  const limit = params.add(request.pageSize);
+  const offset = params.add((request.page - 1) * request.pageSize);
+  return {
+    text: `SELECT counted.total_count, paged.* FROM (SELECT count(*) AS total_count FROM ${from}${where}) counted
+    LEFT JOIN LATERAL (SELECT true AS row_present, ${source.select} FROM ${from}${where}
+      ORDER BY ${orderBy} LIMIT ${limit} OFFSET ${offset}) paged ON true`,
+    values: params.values,
+  };
+}
