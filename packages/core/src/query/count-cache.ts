@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
 import { limits } from '../limits';
 
@@ -24,7 +25,8 @@ export function createCountCache(options: CountCacheOptions): CountCache {
   });
   return {
     async get(key, load) {
-      const count = await cache.fetch(key, { context: load });
+      // Keys hold whole statements and their values; a digest keeps each entry small whatever the filter.
+      const count = await cache.fetch(createHash('sha256').update(key).digest('base64url'), { context: load });
       // fetch() resolves undefined only when the fetch is aborted, which nothing here does.
       return count ?? load();
     },
