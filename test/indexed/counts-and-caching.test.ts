@@ -153,6 +153,13 @@ describe('through the gateway', () => {
     }
   });
 
+  it("leaves a handler's own Cache-Control alone (the docs page and its files)", async () => {
+    const docs = await stack.get('/docs');
+    expect(docs.status).toBe(200);
+    expect(docs.headers.get('cache-control')).toBe('no-cache');
+    expect(docs.headers.get('etag')).toBeNull();
+  });
+
   it('never marks a problem or a protected response as cacheable', async () => {
     const problem = await stack.get('/editions?filter=nonsense=1');
     expect(problem.status).toBe(422);

@@ -19,8 +19,9 @@ export function matchesIfNoneMatch(header: string | undefined, etag: string): bo
 
 /**
  * Cache headers of a successful response: public GETs get Cache-Control for
- * shared caches and an ETag, and a matching If-None-Match gets 304;
- * protected routes get no-store. Problems are left to the problem middleware.
+ * shared caches and an ETag, and a matching If-None-Match gets 304, unless
+ * the handler set its own Cache-Control; protected routes get no-store.
+ * Problems are left to the problem middleware.
  */
 export const httpCaching = (route: Pick<HttpRoute, 'method' | 'auth'>): HttpMiddleware => ({
   after: (request) => {
@@ -31,6 +32,8 @@ export const httpCaching = (route: Pick<HttpRoute, 'method' | 'auth'>): HttpMidd
       return;
     }
     if (route.method !== 'GET' || typeof response.body !== 'string') return;
+    // A handler that chose its own caching (the docs page and its static files) keeps it.
+    if (response.headers?.['cache-control'] !== undefined) return;
     const etag = entityTag(response.body);
     const headers = { ...response.headers, 'cache-control': publicCacheControl, etag };
     if (matchesIfNoneMatch(request.event.headers?.['if-none-match'], etag)) {
