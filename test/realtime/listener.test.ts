@@ -45,7 +45,12 @@ const subscribed = async (address: string) => {
   return { hub, forge: record<{ requestId: string }>(hub, 'forgeFulfilled'), market: record(hub, 'marketChanged') };
 };
 
-const leading = (listener: Listener) => waitFor(() => listener.stats().leader && listener.stats().reads > 0, 'the listener to lead');
+/** Leading, with its first read's resync broadcast out, so clients connected next do not receive it. */
+const leading = async (listener: Listener) => {
+  await waitFor(() => listener.stats().leader && listener.stats().reads > 0, 'the listener to lead');
+  await listener.idle();
+  await stack.lambda.settled();
+};
 
 beforeAll(async () => {
   stack = await startTestStack();

@@ -64,10 +64,10 @@ export function indexer(stack: TestStack) {
     async listToken() {
       await activity.list({ tokenId: String(++token), seller: wallet(999), price: '1000000000000000000', block: String(++block) });
     },
-    /** The marketChanged payload the current listings must produce. */
+    /** The marketChanged payload the current listings must produce: active listings, and the highest block over all of them. */
     async snapshot() {
       const { rows } = await pool.query<{ count: number; maxBlock: string }>(
-        `SELECT count(*)::int AS count, coalesce(max(updated_at_block), 0)::text AS "maxBlock" FROM indexer.listings WHERE status = 'Active'`,
+        `SELECT (count(*) FILTER (WHERE status = 'Active'))::int AS count, coalesce(max(updated_at_block), 0)::text AS "maxBlock" FROM indexer.listings`,
       );
       return rows[0]!;
     },

@@ -4,7 +4,7 @@ import { forgeFulfilledMessage, marketChangedMessage } from '@hatchery/core/real
 import { repliesAsPosts } from '@hatchery/core/realtime/hub';
 import { messages, parseRecord, splitRecords } from '@hatchery/core/realtime/protocol';
 import { coalesce } from '@hatchery/listener/coalesce';
-import { forEachBounded } from '@hatchery/listener/fan-out';
+import { forEachBounded } from '@hatchery/core/realtime/fan-out';
 import { resumeFrom } from '@hatchery/listener/state';
 
 const fulfilment = (requestId: string, block: string): Fulfilment => ({ requestId, block, buyer: '0xb', tokenId: `9${requestId}`, editionId: '1' });
@@ -33,9 +33,10 @@ describe('the forge cursor', () => {
 });
 
 describe('marketChanged detection', () => {
-  it('sends on a different snapshot only, never on the first read or for a missing table', () => {
+  it('sends on the first read and on a different snapshot, never for a missing table', () => {
     const a = { count: 2, maxBlock: '7' };
-    expect(marketChange(undefined, a)).toBeUndefined();
+    expect(marketChange(undefined, a)).toEqual(a);
+    expect(marketChange(undefined, 'absent')).toBeUndefined();
     expect(marketChange(a, { ...a })).toBeUndefined();
     expect(marketChange(a, { count: 2, maxBlock: '8' })).toEqual({ count: 2, maxBlock: '8' });
     expect(marketChange(a, 'absent')).toBeUndefined();

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import pg from 'pg';
 import { inject } from 'vitest';
 import type { DemoSize } from '@hatchery/local/demo-data';
+import type { LocalFunction } from '@hatchery/local/gateway/lambda-api';
 import { startStack, type RunningStack } from '@hatchery/local/stack';
 
 export interface TestStack extends RunningStack {
@@ -15,7 +16,9 @@ export interface TestStack extends RunningStack {
 }
 
 /** The real local stack on a free port with its own embedded PostgreSQL, as `npm start` boots it. */
-export async function startTestStack(options: { demoData?: DemoSize | false; env?: Record<string, string> } = {}): Promise<TestStack> {
+export async function startTestStack(
+  options: { demoData?: DemoSize | false; env?: Record<string, string>; functions?: Record<string, LocalFunction> } = {},
+): Promise<TestStack> {
   Object.assign(process.env, { LOG_LEVEL: 'silent', IP_RATE_LIMIT_PER_SECOND: '0', ...options.env });
   const dataDir = await mkdtemp(join(tmpdir(), 'hatchery-test-'));
   const stack = await startStack({
@@ -25,6 +28,7 @@ export async function startTestStack(options: { demoData?: DemoSize | false; env
     persistent: true,
     demoData: options.demoData ?? false,
     postgresTemplateDir: inject('postgresTemplateDir'),
+    functions: options.functions,
   });
   const client = new pg.Pool({ connectionString: stack.databaseUrl, max: 4 });
   client.on('error', () => undefined);

@@ -31,6 +31,10 @@ export const configSchema = z.object({
   WEBSOCKET_MANAGEMENT_ENDPOINT: z.string().url().optional(),
   /** Set in AWS only (infra/router.ts): the value the router adds to every request; unset, no request is checked. */
   ORIGIN_VERIFY_SECRET: z.string().min(16).optional(),
+  /** The fan-out function the listener hands large broadcasts to, shard by shard; without it the listener posts every shard itself. */
+  FANOUT_FUNCTION_NAME: z.string().min(1).optional(),
+  /** The Lambda API the listener invokes the fan-out function through (the local stack's); AWS's by default. */
+  LAMBDA_ENDPOINT: z.string().url().optional(),
 });
 
 export type Config = z.infer<typeof configSchema>;
@@ -46,6 +50,7 @@ export const linkedResources = {
   CORS_ALLOWED_HOST_SUFFIXES: { name: 'CorsAllowedHostSuffixes', property: 'value' },
   DYNAMODB_TABLE: { name: 'Table', property: 'name' },
   ORIGIN_VERIFY_SECRET: { name: 'OriginVerify', property: 'value' },
+  FANOUT_FUNCTION_NAME: { name: 'FanOut', property: 'name' },
 } as const satisfies Partial<Record<keyof Config, { name: string; property: string }>>;
 
 /**

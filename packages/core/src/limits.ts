@@ -21,7 +21,21 @@ export const limits = {
     messageBytes: 128 * 1024,
     managementPayloadBytes: 128 * 1024,
     groupsPerConnection: 100,
+    /** Posts in flight per fan-out (the listener's own, and each shard's). */
     fanOutConcurrency: 64,
+    /** Partitions the connection records are spread over (`connections#0` …), and so the fan-out's parallelism: one function invocation per shard. */
+    connectionShards: 16,
+    /**
+     * Audiences up to this size the listener posts itself, sparing the hop to the fan-out function: a shard of at most
+     * `smallAudience / connectionShards` records is posted by the listener, any larger one by a shard invocation.
+     */
+    smallAudience: 512,
+    /** Times a failed shard invocation is tried again (Lambda's asynchronous retries in AWS, the local stack's worker pool here). */
+    shardRetries: 2,
+    /** The fan-out function's timeout (infra, and the local stack's Lambda service): far above a shard's few seconds of posts. */
+    shardTimeoutMs: 30_000,
+    /** A shard invocation stops posting this long before its deadline, so a timeout never makes the retry re-send what was sent. */
+    shardDeadlineMarginMs: 2_000,
     /** A failed-over listener resumes the saved forge cursor only when it is this fresh; older means the clients have given up (45 s). */
     listenerStateMaxAgeMs: 10 * 60_000,
     /** More new fulfilments than this in one read is the indexer back-filling history, not events anyone waits for. */

@@ -30,3 +30,24 @@ export function coalesce(work: () => Promise<void>) {
     },
   };
 }
+
+/**
+ * Runs `work` on the values pushed, one at a time and in order, keeping only
+ * the newest value that arrives while a run is in progress: a snapshot that a
+ * newer one replaced before it went out is never sent.
+ */
+export function latestOnly<T>(work: (value: T) => Promise<void>) {
+  let pending: { value: T } | undefined;
+  const runs = coalesce(async () => {
+    const next = pending;
+    pending = undefined;
+    if (next) await work(next.value);
+  });
+  return {
+    push(value: T): void {
+      pending = { value };
+      runs.trigger();
+    },
+    idle: () => runs.idle(),
+  };
+}

@@ -4,12 +4,13 @@ import { config } from '@hatchery/core/config';
 import { isDatabaseUnavailable } from '@hatchery/core/errors';
 import { limits } from '@hatchery/core/limits';
 import { logger, type Logger } from '@hatchery/core/logger';
-import { marketChange, notificationChannel, readFulfilments, readListingsSnapshot } from '@hatchery/core/realtime/changes';
-import { connectionStore, type ConnectionStore } from '@hatchery/core/realtime/connections';
-import { forgeFulfilledMessage, marketChangedMessage } from '@hatchery/core/realtime/events';
+import { marketChange, notificationChannel, readFulfilments, readListingsSnapshot, type Fulfilment } from '@hatchery/core/realtime/changes';
+import { connectionStore, shards, type ConnectionStore } from '@hatchery/core/realtime/connections';
+import { forgeFulfilledMessage, marketChangedMessage, type MarketChanged } from '@hatchery/core/realtime/events';
+import { inOnePage, post, type Delivery, type FanOutParts } from '@hatchery/core/realtime/fan-out';
 import { hubConnections, managementClient, type HubConnections } from '@hatchery/core/realtime/management';
-import { coalesce } from './coalesce';
-import { fanOut } from './fan-out';
+import { coalesce, latestOnly } from './coalesce';
+import { functionShards, inProcessShards, type ShardInvoker } from './shards';
 import { dynamoStateStore, resumeFrom, type DetectionState, type StateStore } from './state';
 
 /** The advisory lock only the leading listener holds ("hatchery" in ASCII). */
@@ -24,8 +25,15 @@ export interface ListenerOptions {
   /** Wait after a lost or refused database connection. */
   reconnectMs: number;
   fanOutConcurrency: number;
+  /** Broadcasts up to this size the listener posts itself; see limits.hub.smallAudience. */
+  smallAudience: number;
   store: ConnectionStore;
+  /** Where the listener's own broadcast posts go. */
   connections: HubConnections;
+  /** Where forgeFulfilled goes: a socket pool of its own, so it never queues behind a broadcast. */
+  forgeConnections: HubConnections;
+  /** Who posts a large broadcast's shards: the fan-out function when FANOUT_FUNCTION_NAME names one, else the listener itself. */
+  shards: ShardInvoker;
   state: StateStore;
   log: Logger;
 }
@@ -40,8 +48,13 @@ export interface ListenerStats {
   failedReads: number;
   marketChanged: number;
   forgeFulfilled: number;
+  /** Posts the listener made or saw made (a shard handed to the function reports nothing back). */
   sent: number;
   gone: number;
+  /** Shards of broadcasts handed to the fan-out function. */
+  shardsQueued: number;
+  /** Shards that could not be read or handed out. */
+  failedShards: number;
 }
 
 const stateHeartbeatMs = limits.hub.listenerStateMaxAgeMs / 4;
@@ -51,11 +64,31 @@ const stateHeartbeatMs = limits.hub.listenerStateMaxAgeMs / 4;
  * indexer's channel, re-reads on each notification and every poll interval,
  * and fans events out through the management API. Only the holder of the
  * advisory lock reads and fans out; any other instance waits as a standby.
+ * A read sends forgeFulfilled itself and hands marketChanged to the
+ * broadcast lane without waiting for it, so the next read (and its
+ * fulfilments) never waits behind a broadcast.
  */
 export class Listener {
   readonly options: ListenerOptions;
-  private readonly counters: ListenerStats = { leader: false, sessions: 0, notifications: 0, reads: 0, failedReads: 0, marketChanged: 0, forgeFulfilled: 0, sent: 0, gone: 0 };
+  private readonly counters: ListenerStats = {
+    leader: false,
+    sessions: 0,
+    notifications: 0,
+    reads: 0,
+    failedReads: 0,
+    marketChanged: 0,
+    forgeFulfilled: 0,
+    sent: 0,
+    gone: 0,
+    shardsQueued: 0,
+    failedShards: 0,
+  };
   private readonly reads = coalesce(() => this.read());
+  private readonly broadcasts = latestOnly((snapshot: MarketChanged) => this.broadcast(snapshot));
+  /** The state is written in a lane of its own, so a slow write never delays the next read (and its fulfilments). */
+  private readonly saves = latestOnly((state: DetectionState) => this.write(state));
+  /** Set when leadership begins: the term's first read sends marketChanged whatever came before, so clients resync. */
+  private resync = false;
   private readonly stopping = new AbortController();
   private session: pg.Client | undefined;
   private state: DetectionState | undefined;
@@ -67,16 +100,25 @@ export class Listener {
     const managementEndpoint = options.managementEndpoint ?? config().WEBSOCKET_MANAGEMENT_ENDPOINT;
     if (!managementEndpoint) throw new Error('The listener needs WEBSOCKET_MANAGEMENT_ENDPOINT (the WebSocket API management endpoint).');
     const fanOutConcurrency = options.fanOutConcurrency ?? limits.hub.fanOutConcurrency;
+    const store = options.store ?? connectionStore();
+    const connections = options.connections ?? hubConnections(managementClient(managementEndpoint, fanOutConcurrency));
+    const log = options.log ?? logger().child({ component: 'listener' });
+    const functionName = config().FANOUT_FUNCTION_NAME;
     this.options = {
       databaseUrl,
       managementEndpoint,
       pollMs: options.pollMs ?? limits.listenerPollMs,
       reconnectMs: options.reconnectMs ?? limits.listenerReconnectMs,
       fanOutConcurrency,
-      store: options.store ?? connectionStore(),
-      connections: options.connections ?? hubConnections(managementClient(managementEndpoint, fanOutConcurrency)),
+      smallAudience: options.smallAudience ?? limits.hub.smallAudience,
+      store,
+      connections,
+      forgeConnections: options.forgeConnections ?? hubConnections(managementClient(managementEndpoint, fanOutConcurrency, 'forge')),
+      shards:
+        options.shards ??
+        (functionName ? functionShards(functionName) : inProcessShards({ store, connections, concurrency: fanOutConcurrency, log })),
       state: options.state ?? dynamoStateStore(),
-      log: options.log ?? logger().child({ component: 'listener' }),
+      log,
     };
   }
 
@@ -89,12 +131,18 @@ export class Listener {
     return this;
   }
 
-  /** Ends the session (releasing the lock) once the read in progress, and its fan-out, are done. */
+  /** Ends the session (releasing the lock) once the read in progress, and the broadcast in flight, are done. */
   async stop(): Promise<void> {
     this.stopping.abort();
-    await this.reads.idle();
+    await this.idle();
     await this.session?.end().catch(() => undefined);
     await this.running;
+  }
+
+  /** Resolves once no read runs and no broadcast is in flight or waiting. */
+  async idle(): Promise<void> {
+    await this.reads.idle();
+    await Promise.all([this.broadcasts.idle(), this.saves.idle()]);
   }
 
   /** Forces a read now, as a notification would (the fallback poll does the same). */
@@ -157,6 +205,7 @@ export class Listener {
       });
       await client.query(`LISTEN ${notificationChannel}`);
       this.counters.leader = true;
+      this.resync = true;
       log.info('listener is leading');
       poll = setInterval(() => this.reads.trigger(), pollMs);
       this.reads.trigger();
@@ -179,24 +228,21 @@ export class Listener {
   private async read(): Promise<void> {
     const client = this.session;
     if (!client || !this.counters.leader || this.stopped) return;
-    const { log, store, connections, fanOutConcurrency } = this.options;
-    const send = fanOut({ connections, store, concurrency: fanOutConcurrency, log });
+    const { log } = this.options;
     this.counters.reads++;
     try {
       const previous = this.state;
       const forge = await readFulfilments(client, previous?.cursor);
       if (forge.fresh.length > limits.hub.backfillFulfilments) log.warn({ skipped: forge.fresh.length }, 'fulfilments back-filled by the indexer are not sent');
-      for (const fulfilment of forge.fresh.length > limits.hub.backfillFulfilments ? [] : forge.fresh) {
-        const delivery = await send.toGroup(fulfilment.buyer, forgeFulfilledMessage(fulfilment));
-        this.count('forgeFulfilled', delivery);
-      }
+      for (const fulfilment of forge.fresh.length > limits.hub.backfillFulfilments ? [] : forge.fresh) await this.sendFulfilment(fulfilment);
       // The cursor moves as soon as its events are out, so a failure below cannot send them twice.
       this.state = { snapshot: previous?.snapshot, cursor: forge.cursor, readAt: Date.now() };
       const snapshot = await readListingsSnapshot(client);
-      const changed = marketChange(previous?.snapshot, snapshot);
-      if (changed) this.count('marketChanged', await send.toAll(marketChangedMessage(changed)));
+      const changed = marketChange(this.resync ? undefined : previous?.snapshot, snapshot);
+      this.resync = false;
+      if (changed) this.broadcasts.push(changed);
       this.state = { snapshot, cursor: forge.cursor, readAt: Date.now() };
-      await this.save(previous);
+      this.save(previous);
     } catch (error) {
       this.counters.failedReads++;
       if (isDatabaseUnavailable(error)) {
@@ -208,17 +254,57 @@ export class Listener {
     }
   }
 
-  private count(event: 'marketChanged' | 'forgeFulfilled', delivery: { sent: number; gone: number }) {
-    this.counters[event]++;
+  private async sendFulfilment(fulfilment: Fulfilment): Promise<void> {
+    const { store, forgeConnections, fanOutConcurrency, log } = this.options;
+    const parts: FanOutParts = { store, connections: forgeConnections, concurrency: fanOutConcurrency, log };
+    this.count(await post(store.group(fulfilment.buyer), forgeFulfilledMessage(fulfilment), parts));
+    this.counters.forgeFulfilled++;
+  }
+
+  /**
+   * marketChanged to every connection, all shards at once. One read of each
+   * shard tells a small one, which the listener posts itself with the ids it
+   * already has, from a larger one, which it hands to the shard invoker.
+   */
+  private async broadcast(snapshot: MarketChanged): Promise<void> {
+    const { store, connections, fanOutConcurrency, smallAudience, shards: invoke, log } = this.options;
+    const frame = marketChangedMessage(snapshot);
+    const parts: FanOutParts = { store, connections, concurrency: fanOutConcurrency, log };
+    const perShard = Math.floor(smallAudience / shards.length);
+    this.counters.marketChanged++;
+    await Promise.all(
+      shards.map(async (shard) => {
+        try {
+          // One more than a small shard may hold: the read then ends short of the limit exactly when the shard is small.
+          const peek = await store.peek(shard, perShard + 1);
+          if (peek.complete) {
+            this.count(await post(inOnePage(peek.ids), frame, parts));
+            return;
+          }
+          const outcome = await invoke({ shard, frame });
+          if (outcome === 'queued') this.counters.shardsQueued++;
+          else this.count(outcome);
+        } catch (error) {
+          this.counters.failedShards++;
+          log.error({ err: error, shard }, 'a shard of a broadcast could not be handed out');
+        }
+      }),
+    );
+  }
+
+  private count(delivery: Delivery) {
     this.counters.sent += delivery.sent;
     this.counters.gone += delivery.gone;
   }
 
-  private async save(previous: DetectionState | undefined): Promise<void> {
+  private save(previous: DetectionState | undefined): void {
     const state = this.state;
     if (!state) return;
     const changed = JSON.stringify({ ...previous, readAt: 0 }) !== JSON.stringify({ ...state, readAt: 0 });
-    if (!changed && state.readAt - this.savedAt < stateHeartbeatMs) return;
+    if (changed || state.readAt - this.savedAt >= stateHeartbeatMs) this.saves.push(state);
+  }
+
+  private async write(state: DetectionState): Promise<void> {
     try {
       await this.options.state.save(state);
       this.savedAt = state.readAt;

@@ -4,7 +4,7 @@ import { Listener } from './listener';
 /**
  * The Fargate task's entry point (see ../Dockerfile). Configuration comes
  * from the environment (DATABASE_URL, WEBSOCKET_MANAGEMENT_ENDPOINT,
- * DYNAMODB_TABLE, AWS_REGION); ECS stops a task with SIGTERM, then SIGKILL
+ * DYNAMODB_TABLE, AWS_REGION, FANOUT_FUNCTION_NAME); ECS stops a task with SIGTERM, then SIGKILL
  * after its stop timeout, so the listener finishes its fan-out and exits.
  */
 const log = logger().child({ component: 'listener' });

@@ -2,18 +2,21 @@ import { join } from 'node:path';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import pg from 'pg';
 import { config, configSchema } from '@hatchery/core/config';
+import { limits } from '@hatchery/core/limits';
 import { logger } from '@hatchery/core/logger';
 import { closeDb } from '@hatchery/core/db';
 import { ensureTable } from '@hatchery/core/dynamo/table';
 import { migrate } from '@hatchery/core/migrate';
 import { httpRoutes } from '@hatchery/functions/routes';
-import { hubPath, wsRoutes } from '@hatchery/functions/routes/realtime';
+import { fanOutHandler, hubPath, wsRoutes } from '@hatchery/functions/routes/realtime';
 import { Listener, type ListenerOptions } from '@hatchery/listener/listener';
 import { loadDemoData, type DemoSize } from './demo-data';
 import { startDynalite } from './dynamo';
+import { lambdaApi, lambdaApiPath, type LambdaApi, type LocalFunction } from './gateway/lambda-api';
 import { managementApi, managementPath } from './gateway/management';
 import { startGateway, type RunningGateway } from './gateway/server';
 import { websocketApi, type WebSocketApi } from './gateway/websocket';
+import { workerPool, type WorkerPool } from './gateway/workers';
 import { localIdentityProvider, type LocalIdentityProvider } from './idp';
 import { startEmbeddedPostgres, type EmbeddedDatabase } from './postgres';
 import { claimDataDir, StartupError } from './record';
@@ -34,8 +37,15 @@ export interface StackOptions {
   /** Copied instead of running initdb (see test/support/global-setup.ts). */
   postgresTemplateDir?: string;
   /** The in-process listener's timing; false runs none (tests that start their own). */
-  listener?: Partial<Pick<ListenerOptions, 'pollMs' | 'reconnectMs' | 'fanOutConcurrency'>> | false;
+  listener?: Partial<Pick<ListenerOptions, 'pollMs' | 'reconnectMs' | 'fanOutConcurrency' | 'smallAudience'>> | false;
+  /** Worker threads of the local Lambda service (default: one per core, at most one per shard). */
+  fanOutWorkers?: number;
+  /** More functions for the local Lambda service, by name (tests). */
+  functions?: Record<string, LocalFunction>;
 }
+
+/** The fan-out function's name on the local Lambda service. */
+export const localFanOutFunction = 'hatchery-fanout';
 
 export interface RunningStack {
   url: string;
@@ -45,6 +55,9 @@ export interface RunningStack {
   gateway: RunningGateway;
   /** The WebSocket side of the gateway (its live connections). */
   hub: WebSocketApi;
+  /** The local Lambda service the listener invokes the fan-out function through, and its worker threads. */
+  lambda: LambdaApi;
+  workers: WorkerPool;
   /** The in-process listener, unless disabled. */
   listener?: Listener;
   /** The embedded cluster, when one was started (tests stop and restart it). */
@@ -92,6 +105,16 @@ export async function startStack(options: StackOptions): Promise<RunningStack> {
     // The port is taken first, so a conflict shows at once; until the stack is ready it answers 503 with Retry-After.
     let ready = false;
     const hub = websocketApi({ path: hubPath, routes: wsRoutes });
+    // The workers share this process's environment, which the stack completes below, before any invocation.
+    const workers = workerPool(options.fanOutWorkers);
+    const lambda = lambdaApi(
+      {
+        [localFanOutFunction]: { handler: fanOutHandler, timeoutMs: limits.hub.shardTimeoutMs, retries: limits.hub.shardRetries },
+        ...options.functions,
+      },
+      workers,
+      logger().child({ component: 'lambda-api' }),
+    );
     const gateway = await startGateway({
       routes: Object.values(httpRoutes),
       port: options.port,
@@ -103,6 +126,7 @@ export async function startStack(options: StackOptions): Promise<RunningStack> {
           response.end(JSON.stringify(idp.jwks));
         },
         [managementPath]: managementApi(hub.connections),
+        [lambdaApiPath]: lambda.endpoint,
       },
       onUpgrade: hub.onUpgrade,
     }).catch((error: NodeJS.ErrnoException) => {
@@ -138,6 +162,9 @@ export async function startStack(options: StackOptions): Promise<RunningStack> {
       await gateway.close();
       await closeDb();
     });
+    // These run before the above: the fan-outs in flight finish while the gateway and DynamoDB are still up.
+    cleanups.push(() => workers.close());
+    cleanups.push(() => lambda.settled());
 
     // The handlers run in this process and read their configuration from the environment, as in Lambda.
     Object.assign(process.env, {
@@ -146,6 +173,8 @@ export async function startStack(options: StackOptions): Promise<RunningStack> {
       IDP_PROJECT_ID: projectId,
       IDP_JWKS_URL: `${gateway.url}/.well-known/jwks.json`,
       WEBSOCKET_MANAGEMENT_ENDPOINT: gateway.url,
+      FANOUT_FUNCTION_NAME: localFanOutFunction,
+      LAMBDA_ENDPOINT: gateway.url,
       AWS_REGION: configSchema.shape.AWS_REGION.parse(process.env.AWS_REGION),
       AWS_ACCESS_KEY_ID: process.env.AWS_ACCESS_KEY_ID ?? 'local',
       AWS_SECRET_ACCESS_KEY: process.env.AWS_SECRET_ACCESS_KEY ?? 'local',
@@ -172,7 +201,7 @@ export async function startStack(options: StackOptions): Promise<RunningStack> {
     ready = true;
     await claim.update({ state: 'ready', url: gateway.url, databaseUrl, dynamoEndpoint, idpProjectId: projectId, idpKeyFile });
 
-    return { url: gateway.url, databaseUrl, dynamoEndpoint, idp, gateway, hub, listener, postgres, stop };
+    return { url: gateway.url, databaseUrl, dynamoEndpoint, idp, gateway, hub, lambda, workers, listener, postgres, stop };
   } catch (error) {
     await stop();
     throw error;

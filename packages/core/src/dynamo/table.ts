@@ -3,7 +3,7 @@ import { CreateTableCommand, DescribeTableCommand, UpdateTimeToLiveCommand, type
 /**
  * The service's one DynamoDB table, shared by the local stack (created here)
  * and infra/table.ts (which reads the same definition). Single-table layout:
- *   pk "connections"        sk <connectionId>   every live hub connection (+ its groups)
+ *   pk "connections#<n>"    sk <connectionId>   every live hub connection (+ its groups), in shard n of its id
  *   pk "group#<address>"    sk <connectionId>   members of one address group
  *   pk "ratelimit#<key>"    sk <window>         fixed-window request counters
  * Every item carries `expiresAt` (epoch seconds) so abandoned ones expire.

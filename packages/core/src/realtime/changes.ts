@@ -23,11 +23,25 @@ export interface Fulfilment extends ForgeFulfilled {
   block: string;
 }
 
-/** Served by the (status, updated_at_block) index the indexer creates. */
+/**
+ * `count` is the active listings, `maxBlock` the highest `updated_at_block`
+ * over all listings, whatever their status: a sale or a cancellation moves it
+ * on, so it never goes backwards and a client can drop an older event that
+ * arrives late. Both are served by the (status, updated_at_block) index the
+ * indexer creates: the count by its `Active` range, the maximum by a skip
+ * scan that takes the highest block of each status in turn.
+ */
 export async function readListingsSnapshot(db: Queryable): Promise<ListingsSnapshot> {
   try {
     const { rows } = await db.query<{ count: number; maxBlock: string }>(
-      `SELECT count(*)::int AS count, coalesce(max(updated_at_block), 0)::text AS "maxBlock" FROM indexer.listings WHERE status = 'Active'`,
+      `WITH RECURSIVE statuses AS (
+         SELECT min(status) AS status FROM indexer.listings
+         UNION ALL
+         SELECT (SELECT min(status) FROM indexer.listings WHERE status > statuses.status) FROM statuses WHERE statuses.status IS NOT NULL
+       )
+       SELECT (SELECT count(*)::int FROM indexer.listings WHERE status = 'Active') AS count,
+              coalesce(max((SELECT max(updated_at_block) FROM indexer.listings WHERE status = statuses.status)), 0)::text AS "maxBlock"
+       FROM statuses WHERE statuses.status IS NOT NULL`,
     );
     return { count: rows[0]?.count ?? 0, maxBlock: rows[0]?.maxBlock ?? '0' };
   } catch (error) {
@@ -39,12 +53,15 @@ export async function readListingsSnapshot(db: Queryable): Promise<ListingsSnaps
 const emptyListings: MarketChanged = { count: 0, maxBlock: '0' };
 
 /**
- * The marketChanged a new snapshot calls for, if any. A missing table sends
- * nothing and counts as no listings, which is what the listings endpoint
- * answers for it, so a table appearing empty is no change either.
+ * The marketChanged a new snapshot calls for, if any. Without a previous one
+ * (the first read since the listener started or took over) it is the snapshot
+ * itself, so clients resync after a deploy or a failover. A missing table
+ * sends nothing and counts as no listings, which is what the listings
+ * endpoint answers for it, so a table appearing empty is no change either.
  */
 export function marketChange(previous: ListingsSnapshot | undefined, next: ListingsSnapshot): MarketChanged | undefined {
-  if (previous === undefined || next === 'absent') return undefined;
+  if (next === 'absent') return undefined;
+  if (previous === undefined) return next;
   const before = previous === 'absent' ? emptyListings : previous;
   return before.count === next.count && before.maxBlock === next.maxBlock ? undefined : next;
 }

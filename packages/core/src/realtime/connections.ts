@@ -3,6 +3,7 @@ import {
   DeleteCommand,
   GetCommand,
   PutCommand,
+  QueryCommand,
   UpdateCommand,
   paginateQuery,
   type DynamoDBDocumentClient,
@@ -12,18 +13,44 @@ import { limits } from '../limits';
 
 /**
  * Hub connections and their address groups on the service's one table
- * (layout in dynamo/table.ts). Every connection has an item in the
- * "connections" partition holding the set of its groups, and one item in each
- * group's partition, so both fan-out queries read one partition and
- * $disconnect finds the group items without a scan. Items expire when API
- * Gateway would have closed the connection anyway (2 hours), so a missed
- * $disconnect leaves nothing behind for long; reads skip expired items
- * because DynamoDB deletes them lazily.
+ * (layout in dynamo/table.ts). Every connection has an item in one of the
+ * connection shards, `connections#<shard>` with the shard chosen from its id,
+ * holding the set of its groups, and one item in each group's partition. A
+ * broadcast reads the shards in parallel (one partition serves a bounded
+ * number of reads a second, so one partition for all connections would bound
+ * the audience), a group's fan-out reads one partition, and $disconnect
+ * finds the group items without a scan. Items expire when API Gateway would
+ * have closed the connection anyway (2 hours), so a missed $disconnect leaves
+ * nothing behind for long; reads skip expired items because DynamoDB deletes
+ * them lazily.
  */
 export const connectionKeys = {
-  connections: 'connections',
+  shard: (shard: number) => `connections#${shard}`,
   group: (address: string) => `group#${address}`,
 } as const;
+
+/** Every shard number, 0 to connectionShards - 1. */
+export const shards: readonly number[] = Array.from({ length: limits.hub.connectionShards }, (_, shard) => shard);
+
+/**
+ * The shard of a connection: FNV-1a (32-bit) of its id, modulo the shard
+ * count. Stable across processes and runtimes, which is all it needs to be:
+ * the ids API Gateway assigns are random, so they spread evenly.
+ */
+export function shardOf(connectionId: string, count: number = limits.hub.connectionShards): number {
+  let hash = 0x811c9dc5;
+  for (let i = 0; i < connectionId.length; i++) {
+    hash ^= connectionId.charCodeAt(i);
+    hash = Math.imul(hash, 0x01000193);
+  }
+  return (hash >>> 0) % count;
+}
+
+/** The first records of a shard, and whether they are all it holds. */
+export interface ShardPeek {
+  ids: string[];
+  complete: boolean;
+}
 
 export type SubscribeResult = 'subscribed' | 'tooManyGroups' | 'gone';
 
@@ -33,13 +60,25 @@ export interface ConnectionStore {
   remove(connectionId: string): Promise<void>;
   subscribe(connectionId: string, address: string): Promise<SubscribeResult>;
   unsubscribe(connectionId: string, address: string): Promise<void>;
-  /** Every live connection id, one page at a time. */
+  /** The live connection ids of one shard, one page at a time. */
+  shard(shard: number): AsyncIterable<string[]>;
+  /** One read of at most `limit` records of a shard: the listener's way to tell a small audience from a large one. */
+  peek(shard: number, limit: number): Promise<ShardPeek>;
+  /** Every live connection id, shard after shard, one page at a time. */
   all(): AsyncIterable<string[]>;
   /** The connection ids subscribed to one lowercase address, one page at a time. */
   group(address: string): AsyncIterable<string[]>;
 }
 
 const epochSeconds = (ms: number) => Math.floor(ms / 1000);
+
+/** A connection's record, as $connect writes it: in its shard, expiring when API Gateway would close it anyway. */
+export const connectionItem = (connectionId: string, connectedAtMs: number) => ({
+  pk: connectionKeys.shard(shardOf(connectionId)),
+  sk: connectionId,
+  connectedAt: connectedAtMs,
+  expiresAt: epochSeconds(connectedAtMs + limits.hub.connectionLifetimeMs),
+});
 /** Keys of BatchWriteItem requests: at most 25 per call. */
 const batchSize = 25;
 const names = { '#pk': 'pk', '#sk': 'sk', '#groups': 'groups', '#expiresAt': 'expiresAt' };
@@ -49,20 +88,19 @@ export function connectionStore(options: { client?: DynamoDBDocumentClient; tabl
   const table = () => options.table ?? tableName();
   const now = options.now ?? Date.now;
 
+  const query = (pk: string) => ({
+    TableName: table(),
+    KeyConditionExpression: '#pk = :pk',
+    FilterExpression: '#expiresAt > :now',
+    ProjectionExpression: '#sk',
+    ExpressionAttributeNames: { '#pk': names['#pk'], '#sk': names['#sk'], '#expiresAt': names['#expiresAt'] },
+    ExpressionAttributeValues: { ':pk': pk, ':now': epochSeconds(now()) },
+  });
+  const sortKeys = (items: Array<Record<string, unknown>> | undefined) => (items ?? []).map((item) => item.sk as string);
+
   async function* ids(pk: string): AsyncIterable<string[]> {
-    const pages = paginateQuery(
-      { client: client(), pageSize: 1_000 },
-      {
-        TableName: table(),
-        KeyConditionExpression: '#pk = :pk',
-        FilterExpression: '#expiresAt > :now',
-        ProjectionExpression: '#sk',
-        ExpressionAttributeNames: { '#pk': names['#pk'], '#sk': names['#sk'], '#expiresAt': names['#expiresAt'] },
-        ExpressionAttributeValues: { ':pk': pk, ':now': epochSeconds(now()) },
-      },
-    );
-    for await (const page of pages) {
-      const found = (page.Items ?? []).map((item) => item.sk as string);
+    for await (const page of paginateQuery({ client: client(), pageSize: 1_000 }, query(pk))) {
+      const found = sortKeys(page.Items);
       if (found.length) yield found;
     }
   }
@@ -82,22 +120,12 @@ export function connectionStore(options: { client?: DynamoDBDocumentClient; tabl
 
   return {
     async add(connectionId, connectedAtMs) {
-      await client().send(
-        new PutCommand({
-          TableName: table(),
-          Item: {
-            pk: connectionKeys.connections,
-            sk: connectionId,
-            connectedAt: connectedAtMs,
-            expiresAt: epochSeconds(connectedAtMs + limits.hub.connectionLifetimeMs),
-          },
-        }),
-      );
+      await client().send(new PutCommand({ TableName: table(), Item: connectionItem(connectionId, connectedAtMs) }));
     },
 
     async remove(connectionId) {
       const { Attributes } = await client().send(
-        new DeleteCommand({ TableName: table(), Key: { pk: connectionKeys.connections, sk: connectionId }, ReturnValues: 'ALL_OLD' }),
+        new DeleteCommand({ TableName: table(), Key: { pk: connectionKeys.shard(shardOf(connectionId)), sk: connectionId }, ReturnValues: 'ALL_OLD' }),
       );
       const groups = Attributes?.groups as Set<string> | undefined;
       if (groups?.size) await deleteGroupItems(connectionId, [...groups]);
@@ -110,7 +138,7 @@ export function connectionStore(options: { client?: DynamoDBDocumentClient; tabl
         const { Attributes } = await client().send(
           new UpdateCommand({
             TableName: table(),
-            Key: { pk: connectionKeys.connections, sk: connectionId },
+            Key: { pk: connectionKeys.shard(shardOf(connectionId)), sk: connectionId },
             UpdateExpression: 'ADD #groups :group',
             ConditionExpression: 'attribute_exists(#pk) AND (attribute_not_exists(#groups) OR size(#groups) < :max OR contains(#groups, :address))',
             ExpressionAttributeNames: { '#pk': names['#pk'], '#groups': names['#groups'] },
@@ -121,7 +149,7 @@ export function connectionStore(options: { client?: DynamoDBDocumentClient; tabl
         expiresAt = Attributes?.expiresAt as number;
       } catch (error) {
         if ((error as { name?: string }).name !== 'ConditionalCheckFailedException') throw error;
-        const { Item } = await client().send(new GetCommand({ TableName: table(), Key: { pk: connectionKeys.connections, sk: connectionId } }));
+        const { Item } = await client().send(new GetCommand({ TableName: table(), Key: { pk: connectionKeys.shard(shardOf(connectionId)), sk: connectionId } }));
         return Item ? 'tooManyGroups' : 'gone';
       }
       await client().send(new PutCommand({ TableName: table(), Item: { pk: connectionKeys.group(address), sk: connectionId, expiresAt } }));
@@ -133,7 +161,7 @@ export function connectionStore(options: { client?: DynamoDBDocumentClient; tabl
       await client().send(
         new UpdateCommand({
           TableName: table(),
-          Key: { pk: connectionKeys.connections, sk: connectionId },
+          Key: { pk: connectionKeys.shard(shardOf(connectionId)), sk: connectionId },
           UpdateExpression: 'DELETE #groups :group',
           ConditionExpression: 'attribute_exists(#pk)',
           ExpressionAttributeNames: { '#pk': names['#pk'], '#groups': names['#groups'] },
@@ -144,7 +172,16 @@ export function connectionStore(options: { client?: DynamoDBDocumentClient; tabl
       });
     },
 
-    all: () => ids(connectionKeys.connections),
+    shard: (shard) => ids(connectionKeys.shard(shard)),
+
+    async peek(shard, limit) {
+      const { Items, LastEvaluatedKey } = await client().send(new QueryCommand({ ...query(connectionKeys.shard(shard)), Limit: limit }));
+      return { ids: sortKeys(Items), complete: LastEvaluatedKey === undefined };
+    },
+
+    async *all() {
+      for (const shard of shards) yield* ids(connectionKeys.shard(shard));
+    },
     group: (address) => ids(connectionKeys.group(address)),
   };
 }

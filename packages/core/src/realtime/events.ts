@@ -5,7 +5,7 @@ import { messages } from './protocol';
 /** The two server-to-client events of SPEC.md "Events". */
 export const marketChangedSchema = z.object({
   count: z.number().int().describe('Active listings.'),
-  maxBlock: bigIntString.describe('Highest updated_at_block among them ("0" when there are none).'),
+  maxBlock: bigIntString.describe('Highest updated_at_block over all listings, whatever their status ("0" when there are none): it never goes backwards.'),
 });
 
 export const forgeFulfilledSchema = z.object({

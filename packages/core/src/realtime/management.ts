@@ -28,9 +28,13 @@ const clients = new Map<string, ApiGatewayManagementApiClient>();
  */
 const unneededMiddleware = ['getUserAgentMiddleware', 'recursionDetectionMiddleware', 'loggerMiddleware'];
 
-/** One client per endpoint, socket pool size and process, keeping its sockets alive between calls. */
-export function managementClient(endpoint: string, maxSockets = 64): ApiGatewayManagementApiClient {
-  const key = `${endpoint} ${maxSockets}`;
+/**
+ * One client per endpoint, lane and process, keeping its sockets alive
+ * between calls. A lane is a socket pool of its own, so posts in one (a
+ * buyer's forgeFulfilled) never queue for sockets behind another's (a broadcast).
+ */
+export function managementClient(endpoint: string, maxSockets = 64, lane = 'default'): ApiGatewayManagementApiClient {
+  const key = `${endpoint} ${maxSockets} ${lane}`;
   let client = clients.get(key);
   if (!client) {
     client = new ApiGatewayManagementApiClient({

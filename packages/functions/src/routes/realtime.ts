@@ -31,6 +31,9 @@ export const wsRoutes = [
   { routeKey: '$default', handler: 'packages/functions/src/ws/default.handler' },
 ] as const satisfies readonly WsRoute[];
 
+/** The fan-out function, invoked asynchronously by the listener once per connection shard of a broadcast (infra and the local stack). */
+export const fanOutHandler = 'packages/functions/src/fanout/shard.handler';
+
 /** Where the hub is served, on the local gateway and behind the router in AWS. */
 export const hubPath = '/hubs/events';
 

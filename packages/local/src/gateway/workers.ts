@@ -1,0 +1,108 @@
+import { availableParallelism } from 'node:os';
+import { SHARE_ENV, Worker } from 'node:worker_threads';
+import { limits } from '@hatchery/core/limits';
+
+export interface WorkerRequest {
+  handler: string;
+  functionName: string;
+  event: unknown;
+  timeoutMs: number;
+}
+
+/** A worker's answer to its one invocation, or its first message, once it can take one. */
+export type WorkerReply = { ok: true; result: unknown } | { ok: false; error: { name: string; message: string } } | { ready: true };
+
+/** A failed invocation, as Lambda reports it: the handler's error name and message. */
+export class FunctionError extends Error {
+  constructor(readonly errorType: string, message: string) {
+    super(message);
+    this.name = 'FunctionError';
+  }
+}
+
+export interface WorkerPool {
+  readonly size: number;
+  /** Runs one invocation in the next free worker; rejects with a FunctionError when the handler throws or its worker dies. */
+  invoke(invocation: { handler: string; functionName: string; event: unknown; timeoutMs?: number }): Promise<unknown>;
+  close(): Promise<void>;
+}
+
+/** As many workers as there are shards, or cores when fewer: more threads than cores only share them. */
+export const defaultWorkers = () => Math.min(limits.hub.connectionShards, availableParallelism());
+
+interface Pending {
+  request: WorkerRequest;
+  resolve: (value: unknown) => void;
+  reject: (error: Error) => void;
+}
+
+interface Slot {
+  worker: Worker;
+  ready: boolean;
+  /** The invocation it runs, if any: one at a time, as a Lambda execution environment. */
+  current?: Pending;
+}
+
+/**
+ * Lambda's execution environments on one machine: worker threads that import
+ * the handlers as the local gateway does, each running one invocation at a
+ * time while the others wait their turn, and each with its own copy of every
+ * module, so a handler's clients and caches are per worker as they are per
+ * Lambda instance. They share this process's environment unless given one of
+ * their own.
+ */
+export function workerPool(size = defaultWorkers(), env: NodeJS.ProcessEnv | typeof SHARE_ENV = SHARE_ENV): WorkerPool {
+  let closing = false;
+  const script = new URL('./worker.mjs', import.meta.url);
+  const queue: Pending[] = [];
+
+  function dispatch(): void {
+    for (const slot of slots) {
+      if (!slot.ready || slot.current || !queue.length) continue;
+      slot.current = queue.shift()!;
+      slot.worker.postMessage(slot.current.request);
+    }
+  }
+
+  function start(): Slot {
+    const worker = new Worker(script, { env });
+    const slot: Slot = { worker, ready: false };
+    worker.on('message', (reply: WorkerReply) => {
+      if ('ready' in reply) {
+        slot.ready = true;
+      } else {
+        const done = slot.current;
+        slot.current = undefined;
+        if (reply.ok) done?.resolve(reply.result);
+        else done?.reject(new FunctionError(reply.error.name, reply.error.message));
+      }
+      dispatch();
+    });
+    // A worker that dies takes its invocation with it, as a crashed Lambda instance does; a fresh one replaces it.
+    worker.on('exit', (code) => {
+      slot.current?.reject(new FunctionError('Runtime.ExitError', `the worker exited with code ${code}`));
+      slot.current = undefined;
+      const index = slots.indexOf(slot);
+      if (!closing && index >= 0) slots[index] = start();
+    });
+    worker.on('error', () => undefined);
+    return slot;
+  }
+
+  const slots: Slot[] = Array.from({ length: Math.max(1, size) }, start);
+
+  return {
+    size: slots.length,
+    invoke({ handler, functionName, event, timeoutMs = 30_000 }) {
+      return new Promise((resolve, reject) => {
+        queue.push({ request: { handler, functionName, event, timeoutMs }, resolve, reject });
+        dispatch();
+      });
+    },
+    async close() {
+      closing = true;
+      for (const pending of queue.splice(0)) pending.reject(new FunctionError('Runtime.ExitError', 'the worker pool closed'));
+      await Promise.all(slots.map((slot) => slot.worker.terminate()));
+    },
+  };
+}
