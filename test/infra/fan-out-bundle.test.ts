@@ -1,29 +1,53 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { config } from '@hatchery/core/config';
 import { shardOf } from '@hatchery/core/realtime/connections';
 import { marketChangedMessage } from '@hatchery/core/realtime/events';
 import { fanOutHandler } from '@hatchery/functions/routes/realtime';
 import { startTestStack, type TestStack } from '../support/stack';
 import { connectHub, record, waitFor, type Hub } from '../realtime/support';
-import { bundleHandlers, printColdStarts, probe, type Bundle } from './cold-start';
+import { printColdStarts, probe, type Backing, type ColdStartTarget } from './cold-start';
+import { buildHandler } from './sst/build-handler';
+import { repositoryRoot } from './sst/platform';
+import type { DeployedFunction } from './sst/deployed';
 
 /**
- * The fan-out function bundled as SST bundles every function (see
- * bundles.test.ts), then imported and invoked once in a fresh process whose
- * only configuration is what Lambda and SST give it, for the shard of a live
- * hub connection of the local stack.
+ * The fan-out function built as the SST CLI builds a Node.js function (see
+ * bundles.test.ts, which does it for every function infra/ deploys), then
+ * imported and invoked once in a fresh process whose only configuration is
+ * what Lambda and SST give it, for the shard of a live hub connection.
  */
 let stack: TestStack;
 let workdir: string;
-let bundle: Bundle;
+let target: ColdStartTarget;
 let hub: Hub;
 
 beforeAll(async () => {
   stack = await startTestStack();
   workdir = mkdtempSync(join(tmpdir(), 'hatchery-fan-out-bundle-'));
-  bundle = (await bundleHandlers([fanOutHandler], join(workdir, 'bundles'))).get(fanOutHandler)!;
+  const key = randomBytes(32).toString('base64');
+  // What infra links to every function; the configuration validates the database URL even where it is not used.
+  const links = { Table: { name: config().DYNAMODB_TABLE }, DatabaseUrl: { value: stack.databaseUrl } };
+  const built = await buildHandler(repositoryRoot, workdir, {
+    functionID: 'FanOut',
+    handler: fanOutHandler,
+    runtime: 'nodejs24.x',
+    encryptionKey: key,
+    links,
+    properties: { format: 'esm', minify: true },
+  });
+  expect(built.errors).toEqual([]);
+  const file = join(built.out, built.handler.replace(/\.[^.]+$/, '.mjs'));
+  // The probe reads only these of a deployed function: its handler, its environment, its task root and its bundle.
+  const fn = {
+    lambda: { handler: built.handler },
+    environment: { SST_KEY: key, SST_KEY_FILE: 'resource.enc', WEBSOCKET_MANAGEMENT_ENDPOINT: stack.url },
+  } as unknown as DeployedFunction;
+  target = { key: 'FanOut', via: 'migrator', fn, taskRoot: built.out, bundle: { file, bytes: statSync(file).size, gzipBytes: gzipSync(readFileSync(file)).length } };
   hub = await connectHub(stack.url);
 }, 120_000);
 
@@ -38,29 +62,14 @@ describe('the fan-out function’s bundle', () => {
     const [id] = [...stack.hub.connections.keys()];
     const market = record(hub, 'marketChanged');
     const payload = { count: 7, maxBlock: '77' };
-    const fn = {
-      key: 'FanOut',
-      via: 'function' as const,
-      args: { handler: fanOutHandler, environment: { WEBSOCKET_MANAGEMENT_ENDPOINT: stack.url } },
-    };
-    const backing = {
-      databaseUrl: stack.databaseUrl,
-      dynamoEndpoint: stack.dynamoEndpoint,
-      managementEndpoint: stack.url,
-      tableName: process.env.DYNAMODB_TABLE ?? 'hatchery',
-      idpProjectId: 'unused',
-    };
-    const result = await probe(fn, bundle, backing, workdir, {
-      event: { shard: shardOf(id!), frame: marketChangedMessage(payload) },
-      // What infra links to every function (the configuration validates the database URL even where it is not used).
-      links: { Table: { name: backing.tableName }, DatabaseUrl: { value: stack.databaseUrl } },
-    });
-    printColdStarts([{ key: fn.key, handler: fanOutHandler, bundle, probe: result }]);
+    const backing: Backing = { databaseUrl: stack.databaseUrl, dynamoEndpoint: stack.dynamoEndpoint, managementEndpoint: stack.url, idpProjectId: 'unused' };
+    const result = await probe(target, backing, { event: { shard: shardOf(id!), frame: marketChangedMessage(payload) } });
+    printColdStarts([{ key: target.key, handler: fanOutHandler, bundle: target.bundle, probe: result }]);
     expect(result.error).toBeUndefined();
     expect(result.result).toEqual({ sent: 1, gone: 0, failed: 0, skipped: 0 });
     await waitFor(() => market.length === 1, 'the frame at the client');
     expect(market).toEqual([payload]);
-    // The hub's functions carry the same SDK clients; this one adds nothing else of weight.
-    expect(bundle.bytes).toBeLessThan(2 * 1024 * 1024);
+    // The hub's functions carry the same SDK clients (about 540 KB); this one adds nothing else of weight.
+    expect(target.bundle.bytes).toBeLessThan(2 * 1024 * 1024);
   });
 });
