@@ -28,6 +28,8 @@ let stack: TestStack;
 let writes: ReturnType<typeof indexer>;
 const log = pino({ level: 'silent' });
 const flaky = 'flaky-fanout';
+/** A guard, not a measure: tens of real clients through worker threads take a while on a loaded machine. */
+const slow = 120_000;
 
 /** DynamoDB and management API clients of the test's own, counting the calls they make. */
 const calls = { Query: 0, PostToConnection: 0 };
@@ -247,7 +249,7 @@ describe('a broadcast through the fan-out function', () => {
 
     await writes.listToken();
     const expected = await writes.snapshot();
-    await waitFor(() => clients.every((client) => received(client, expected) === 1), 'every client');
+    await waitFor(() => clients.every((client) => received(client, expected) === 1), 'every client', slow);
     await listener.idle();
     await stack.lambda.settled();
 
@@ -257,7 +259,7 @@ describe('a broadcast through the fan-out function', () => {
     expect(after.failedAttempts - before.failedAttempts).toBe(1);
     expect(after.attempts - before.attempts).toBe(occupied.length + 1);
     for (const client of clients) expect(received(client, expected)).toBe(1);
-  });
+  }, slow);
 
   it('reaches every connected client exactly once per event while others connect and disconnect during the broadcasts', async () => {
     const listener = startListener({ smallAudience: 0 });
@@ -278,7 +280,7 @@ describe('a broadcast through the fan-out function', () => {
       await writes.listToken();
       const expected = await writes.snapshot();
       events.push(expected);
-      await waitFor(() => clients.every((client) => received(client, expected) === 1), `event ${i} at every steady client`);
+      await waitFor(() => clients.every((client) => received(client, expected) === 1), `event ${i} at every steady client`, slow);
     }
     churning = false;
     await churn;
@@ -293,7 +295,7 @@ describe('a broadcast through the fan-out function', () => {
     expect(listener.stats().failedShards).toBe(0);
     expect(stack.lambda.stats().abandoned).toBe(abandonedBefore);
     await Promise.all(churners.map((churner) => churner.hub.stop()));
-  });
+  }, slow);
 
   it('posts a small audience itself, with one read per shard and no invocation', async () => {
     const listener = startListener({});
