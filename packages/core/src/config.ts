@@ -31,6 +31,8 @@ export const configSchema = z.object({
   WEBSOCKET_MANAGEMENT_ENDPOINT: z.string().url().optional(),
   /** Set in AWS only (infra/router.ts): the value the router adds to every request; unset, no request is checked. */
   ORIGIN_VERIFY_SECRET: z.string().min(16).optional(),
+  /** CloudWatch namespace of the service's metrics; one per stage, so stages sharing an account stay apart. */
+  METRICS_NAMESPACE: z.string().min(1).max(255).default('Hatchery'),
 });
 
 export type Config = z.infer<typeof configSchema>;

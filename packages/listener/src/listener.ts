@@ -10,6 +10,7 @@ import { forgeFulfilledMessage, marketChangedMessage } from '@hatchery/core/real
 import { hubConnections, managementClient, type HubConnections } from '@hatchery/core/realtime/management';
 import { coalesce } from './coalesce';
 import { fanOut } from './fan-out';
+import { listenerMetrics } from './metrics';
 import { dynamoStateStore, resumeFrom, type DetectionState, type StateStore } from './state';
 
 /** The advisory lock only the leading listener holds ("hatchery" in ASCII). */
@@ -56,6 +57,7 @@ export class Listener {
   readonly options: ListenerOptions;
   private readonly counters: ListenerStats = { leader: false, sessions: 0, notifications: 0, reads: 0, failedReads: 0, marketChanged: 0, forgeFulfilled: 0, sent: 0, gone: 0 };
   private readonly reads = coalesce(() => this.read());
+  private readonly metrics = listenerMetrics();
   private readonly stopping = new AbortController();
   private session: pg.Client | undefined;
   private state: DetectionState | undefined;
@@ -153,6 +155,7 @@ export class Listener {
       this.state = resumeFrom(saved ?? undefined, this.state, Date.now(), limits.hub.listenerStateMaxAgeMs);
       client.on('notification', () => {
         this.counters.notifications++;
+        this.metrics.notified();
         this.reads.trigger();
       });
       await client.query(`LISTEN ${notificationChannel}`);
@@ -182,23 +185,33 @@ export class Listener {
     const { log, store, connections, fanOutConcurrency } = this.options;
     const send = fanOut({ connections, store, concurrency: fanOutConcurrency, log });
     this.counters.reads++;
+    const measured = this.metrics.readStarted();
     try {
       const previous = this.state;
       const forge = await readFulfilments(client, previous?.cursor);
       if (forge.fresh.length > limits.hub.backfillFulfilments) log.warn({ skipped: forge.fresh.length }, 'fulfilments back-filled by the indexer are not sent');
       for (const fulfilment of forge.fresh.length > limits.hub.backfillFulfilments ? [] : forge.fresh) {
+        const postedAt = performance.now();
         const delivery = await send.toGroup(fulfilment.buyer, forgeFulfilledMessage(fulfilment));
         this.count('forgeFulfilled', delivery);
+        measured.delivered('forgeFulfilled', delivery, postedAt);
       }
       // The cursor moves as soon as its events are out, so a failure below cannot send them twice.
       this.state = { snapshot: previous?.snapshot, cursor: forge.cursor, readAt: Date.now() };
       const snapshot = await readListingsSnapshot(client);
       const changed = marketChange(previous?.snapshot, snapshot);
-      if (changed) this.count('marketChanged', await send.toAll(marketChangedMessage(changed)));
+      if (changed) {
+        const postedAt = performance.now();
+        const delivery = await send.toAll(marketChangedMessage(changed));
+        this.count('marketChanged', delivery);
+        measured.delivered('marketChanged', delivery, postedAt);
+      }
       this.state = { snapshot, cursor: forge.cursor, readAt: Date.now() };
       await this.save(previous);
+      measured.finished(true);
     } catch (error) {
       this.counters.failedReads++;
+      measured.finished(false);
       if (isDatabaseUnavailable(error)) {
         log.warn({ err: error }, 'listener read failed; reconnecting');
         await client.end().catch(() => undefined);

@@ -11,10 +11,12 @@ import { hubPath, wsRoutes } from '@hatchery/functions/routes/realtime';
 import { Listener, type ListenerOptions } from '@hatchery/listener/listener';
 import { loadDemoData, type DemoSize } from './demo-data';
 import { startDynalite } from './dynamo';
+import { invokeStore } from './gateway/lambda';
 import { managementApi, managementPath } from './gateway/management';
 import { startGateway, type RunningGateway } from './gateway/server';
 import { websocketApi, type WebSocketApi } from './gateway/websocket';
 import { localIdentityProvider, type LocalIdentityProvider } from './idp';
+import { metricsRegistry, serveMetrics, tapEmf, type MetricsRegistry } from './metrics';
 import { startEmbeddedPostgres, type EmbeddedDatabase } from './postgres';
 import { claimDataDir, StartupError } from './record';
 
@@ -49,6 +51,8 @@ export interface RunningStack {
   listener?: Listener;
   /** The embedded cluster, when one was started (tests stop and restart it). */
   postgres?: EmbeddedDatabase;
+  /** The metrics the handlers and the listener printed in EMF, as /metrics serves them. */
+  metrics: MetricsRegistry;
   stop(): Promise<void>;
 }
 
@@ -83,6 +87,11 @@ export async function startStack(options: StackOptions): Promise<RunningStack> {
     if (claim.orphanStopped) logger().warn({ pid: claim.orphanStopped }, 'stopped a PostgreSQL server that a killed Hatchery had left running on this data');
     // Local use only: the SDK's notice about future Node.js versions says nothing about this stack (README names the supported versions).
     process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
+    // Before any AWS SDK call asks for Lambda's invoke store, so the concurrent kind is the one made.
+    await invokeStore();
+    const metrics = metricsRegistry();
+    const untap = tapEmf(metrics.add);
+    cleanups.push(async () => untap());
 
     // The configuration as a whole is read only once the stack has set its variables; these two are needed before.
     const projectId = configSchema.shape.IDP_PROJECT_ID.parse(process.env.IDP_PROJECT_ID);
@@ -103,6 +112,7 @@ export async function startStack(options: StackOptions): Promise<RunningStack> {
           response.end(JSON.stringify(idp.jwks));
         },
         [managementPath]: managementApi(hub.connections),
+        '/metrics': serveMetrics(metrics),
       },
       onUpgrade: hub.onUpgrade,
     }).catch((error: NodeJS.ErrnoException) => {
@@ -172,7 +182,7 @@ export async function startStack(options: StackOptions): Promise<RunningStack> {
     ready = true;
     await claim.update({ state: 'ready', url: gateway.url, databaseUrl, dynamoEndpoint, idpProjectId: projectId, idpKeyFile });
 
-    return { url: gateway.url, databaseUrl, dynamoEndpoint, idp, gateway, hub, listener, postgres, stop };
+    return { url: gateway.url, databaseUrl, dynamoEndpoint, idp, gateway, hub, listener, postgres, metrics, stop };
   } catch (error) {
     await stop();
     throw error;
