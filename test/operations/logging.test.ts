@@ -69,7 +69,7 @@ describe('log lines', () => {
     expect(emf.length).toBeGreaterThanOrEqual(2);
     expect(stdout).not.toContain(me.token);
     expect(stdout).not.toContain(signature.slice(2));
-  });
+  }, 90_000);
 
   it('carry them on lines logged deep in the domain too (a dependency failing), and not the account id before the token is verified', async () => {
     const me = await client(stack, freshCaller('logs'));
@@ -87,5 +87,5 @@ describe('log lines', () => {
     expect(logs).toHaveLength(3);
     expect(stdout).not.toContain(me.token);
     expect(stdout).not.toContain('not-a-jwt');
-  });
+  }, 90_000);
 });

@@ -65,7 +65,7 @@ describe('HTTP metrics', () => {
     const callers = await Promise.all(Array.from({ length: 12 }, () => client(stack, freshCaller('concurrent'))));
     const replies = await Promise.all([...callers.map((caller) => caller.me()), ...callers.map(() => call(stack, 'GET', '/editions'))]);
     expect(replies.every((reply) => reply.status === 200)).toBe(true);
-    await waitFor(() => byRoute('GET /accounts/me').length === 12 && byRoute('GET /editions').length === 12, 'a document per request');
+    await waitFor(() => byRoute('GET /accounts/me').length === 12 && byRoute('GET /editions').length === 12, 'a document per request', 30_000);
     // Each first request provisioned its own account, and its document says so once, whatever ran meanwhile.
     expect(byRoute('GET /accounts/me').map((document) => document.AccountsProvisioned)).toEqual(Array(12).fill(1));
     expect(byRoute('GET /editions').every((document) => !('AccountsProvisioned' in document))).toBe(true);
@@ -73,9 +73,9 @@ describe('HTTP metrics', () => {
       expect(document).toMatchObject({ Requests: 1, Responses4xx: 0, Responses5xx: 0 });
       expect(typeof document.Latency).toBe('number');
       expect(typeof document.DatabaseTime).toBe('number');
-      // A request's database time is part of its own latency, never another's added in.
-      expect(document.DatabaseTime as number).toBeLessThanOrEqual(document.Latency as number);
     }
+    // GET /accounts/me runs its statements one after the other, so its database time is part of its own latency, never another's added in.
+    for (const document of byRoute('GET /accounts/me')) expect(document.DatabaseTime as number).toBeLessThanOrEqual(document.Latency as number);
   });
 
   it('moves the counters /metrics serves in Prometheus text by exactly the requests made', async () => {
@@ -165,7 +165,7 @@ describe('hub and listener metrics', () => {
     const activity = indexer(stack);
     try {
       await activity.listToken();
-      await waitFor(() => withMetric('ListenerLag').length > 0 && withMetric('ListenerEvents').some((document) => document.kind === 'marketChanged'), 'a read answering the NOTIFY, and its event');
+      await waitFor(() => withMetric('ListenerLag').length > 0 && withMetric('ListenerEvents').some((document) => document.kind === 'marketChanged'), 'a read answering the NOTIFY, and its event', 30_000);
     } finally {
       await hub.stop();
       await activity.end();

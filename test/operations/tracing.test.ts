@@ -68,7 +68,7 @@ describe('tracing', () => {
       [['postgres query', 'remote'], ['postgres query', 'remote'], ['postgres transaction', 'remote']],
     );
     expect(inside.some((segment) => segment.fault || segment.error)).toBe(false);
-  });
+  }, 90_000);
 
   it('sends nothing outside Lambda (the local stack, the tests), nor in Lambda with POWERTOOLS_TRACE_ENABLED=false', async () => {
     daemon.documents.length = 0;
@@ -82,5 +82,5 @@ describe('tracing', () => {
     expect(control.statusCode).toBe(200);
     const names = flatten(daemon.documents as Segment[]).filter((segment) => segment.name === '## index.handler');
     expect(names).toHaveLength(1);
-  });
+  }, 90_000);
 });

@@ -16,7 +16,7 @@ export const metricCatalog = {
   Responses4xx: { unit: MetricUnit.Count, help: '1 when the answer was a 4xx, else 0: the average is the 4xx rate.' },
   Responses5xx: { unit: MetricUnit.Count, help: '1 when the answer was a 5xx, else 0: the average is the 5xx rate.' },
   Responses503: { unit: MetricUnit.Count, help: '1 when the answer was 503 (database or a dependency unavailable), else 0.' },
-  DatabaseTime: { unit: MetricUnit.Milliseconds, help: 'Time spent in database statements and transactions during the request.' },
+  DatabaseTime: { unit: MetricUnit.Milliseconds, help: 'Time in database statements and transactions during the request, summed (concurrent ones add up).' },
   DatabaseRetries: { unit: MetricUnit.Count, help: 'Transient database failures retried during the request.' },
   // Accounts, published with the request's document.
   AccountsProvisioned: { unit: MetricUnit.Count, help: 'Accounts created by provisioning.' },
