@@ -1,17 +1,16 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { createMetrics } from '@hatchery/core/metrics';
+import { createMetrics, setEmfSink } from '@hatchery/core/metrics';
 import { responseFigures } from '@hatchery/functions/middleware/metrics';
 import { listenerMetrics } from '@hatchery/listener/metrics';
-import { metricsRegistry, parseEmf, tapEmf, type EmfDocument } from '@hatchery/local/metrics';
+import { metricsRegistry, parseEmf, type EmfDocument } from '@hatchery/local/metrics';
 
 let printed: EmfDocument[];
-let untap: () => void;
 
 beforeEach(() => {
   printed = [];
-  untap = tapEmf((document) => printed.push(document));
+  setEmfSink((line) => printed.push(parseEmf(line)!));
 });
-afterEach(() => untap());
+afterEach(() => setEmfSink(undefined));
 
 describe('listener metrics', () => {
   it('measures the lag from the first notification a read answers to its end, and the fan-out of each event', () => {

@@ -1,5 +1,5 @@
-import { InvocationScoped } from '@aws-lambda-powertools/commons/utils/invocation-scoped';
 import { pino, type DestinationStream, type Logger } from 'pino';
+import { invocationScoped } from './invocation';
 
 /** What identifies the invocation in every line logged while it runs, from whichever module logs it. */
 export interface LogContext {
@@ -10,8 +10,7 @@ export interface LogContext {
   connectionId?: string;
 }
 
-// Kept in Lambda's invoke store when invocations run concurrently, like Powertools' own state.
-const invocation = new InvocationScoped<LogContext>('hatchery.logContext', { fresh: () => ({}) });
+const invocation = invocationScoped<LogContext>('hatchery.logContext', () => ({}));
 
 export function addLogContext(fields: LogContext): void {
   Object.assign(invocation.get(), fields);

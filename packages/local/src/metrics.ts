@@ -20,33 +20,6 @@ export function parseEmf(line: string): EmfDocument | undefined {
   }
 }
 
-/**
- * What CloudWatch Logs does with a Lambda's output, done to this process's
- * stdout: EMF lines go to `onDocument` (and are not printed: /metrics shows
- * them), every other line passes through. Returns the undo.
- */
-export function tapEmf(onDocument: (document: EmfDocument, line: string) => void): () => void {
-  const stdout = process.stdout;
-  const write = stdout.write;
-  const tapped = function (this: NodeJS.WriteStream, chunk: unknown, ...rest: unknown[]) {
-    if (typeof chunk === 'string' && chunk.startsWith('{"_aws"')) {
-      const lines = chunk.split('\n').filter(Boolean);
-      const documents = lines.map(parseEmf);
-      if (documents.every((document) => document !== undefined)) {
-        documents.forEach((document, index) => onDocument(document!, lines[index]!));
-        const callback = rest.find((argument) => typeof argument === 'function') as (() => void) | undefined;
-        callback?.();
-        return true;
-      }
-    }
-    return (write as (...args: unknown[]) => boolean).call(this, chunk, ...rest);
-  };
-  stdout.write = tapped as typeof stdout.write;
-  return () => {
-    if (stdout.write === tapped) stdout.write = write;
-  };
-}
-
 interface Series {
   labels: Record<string, string>;
   sum: number;

@@ -5,6 +5,7 @@ import { config, configSchema } from '@hatchery/core/config';
 import { logger } from '@hatchery/core/logger';
 import { closeDb } from '@hatchery/core/db';
 import { ensureTable } from '@hatchery/core/dynamo/table';
+import { setEmfSink } from '@hatchery/core/metrics';
 import { migrate } from '@hatchery/core/migrate';
 import { httpRoutes } from '@hatchery/functions/routes';
 import { hubPath, wsRoutes } from '@hatchery/functions/routes/realtime';
@@ -16,7 +17,7 @@ import { managementApi, managementPath } from './gateway/management';
 import { startGateway, type RunningGateway } from './gateway/server';
 import { websocketApi, type WebSocketApi } from './gateway/websocket';
 import { localIdentityProvider, type LocalIdentityProvider } from './idp';
-import { metricsRegistry, serveMetrics, tapEmf, type MetricsRegistry } from './metrics';
+import { metricsRegistry, parseEmf, serveMetrics, type MetricsRegistry } from './metrics';
 import { startEmbeddedPostgres, type EmbeddedDatabase } from './postgres';
 import { claimDataDir, StartupError } from './record';
 
@@ -82,16 +83,17 @@ export async function startStack(options: StackOptions): Promise<RunningStack> {
     for (const cleanup of cleanups.splice(0).reverse()) await cleanup().catch(() => undefined);
   };
   try {
+    // Before any AWS SDK call asks for Lambda's invoke store, so the concurrent kind is the one made.
+    await invokeStore();
     const claim = await claimDataDir(options.dataDir);
     cleanups.push(claim.release);
     if (claim.orphanStopped) logger().warn({ pid: claim.orphanStopped }, 'stopped a PostgreSQL server that a killed Hatchery had left running on this data');
     // Local use only: the SDK's notice about future Node.js versions says nothing about this stack (README names the supported versions).
     process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
-    // Before any AWS SDK call asks for Lambda's invoke store, so the concurrent kind is the one made.
-    await invokeStore();
+    // The handlers' and the listener's EMF lines, read back as CloudWatch reads a Lambda's output, for /metrics.
     const metrics = metricsRegistry();
-    const untap = tapEmf(metrics.add);
-    cleanups.push(async () => untap());
+    setEmfSink((line) => metrics.add(parseEmf(line)!, line));
+    cleanups.push(async () => setEmfSink(undefined));
 
     // The configuration as a whole is read only once the stack has set its variables; these two are needed before.
     const projectId = configSchema.shape.IDP_PROJECT_ID.parse(process.env.IDP_PROJECT_ID);

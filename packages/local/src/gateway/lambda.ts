@@ -9,6 +9,9 @@ export const repositoryRoot = new URL('../../../../', import.meta.url);
 
 const loaded = new Map<string, Promise<LambdaHandler>>();
 
+// Declared when this runtime is loaded, before any invocation-scoped state is first used (it reads this once).
+process.env.AWS_LAMBDA_MAX_CONCURRENCY ??= '1000';
+
 let store: Promise<InvokeStoreBase> | undefined;
 
 /**
@@ -17,7 +20,6 @@ let store: Promise<InvokeStoreBase> | undefined;
  * store context, where Powertools keeps that invocation's metrics apart.
  */
 export function invokeStore(): Promise<InvokeStoreBase> {
-  process.env.AWS_LAMBDA_MAX_CONCURRENCY ??= '1000';
   store ??= InvokeStore.getInstanceAsync(true);
   return store;
 }
