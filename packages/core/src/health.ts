@@ -18,7 +18,7 @@ const unreachable = () => new AppError('unavailable', `The database did not answ
  * what it sees now. Otherwise 503.
  */
 export async function checkHealth(timeoutMs: number = limits.healthTimeoutMs): Promise<Health> {
-  let timer: NodeJS.Timeout | undefined;
+  let timer: ReturnType<typeof setTimeout> | undefined;
   const ping = db().query('SELECT 1');
   // Once the timeout has answered, a late failure of the ping has no one to tell.
   ping.catch(() => undefined);
