@@ -20,6 +20,8 @@ const sections: Record<string, BenchSection> = {
   'cold-start': coldStartBench,
   indexed: (context) => import('./indexed').then(({ indexedBench }) => indexedBench(context)),
   realtime: (context) => import('./realtime').then(({ realtimeBench }) => realtimeBench(context)),
+  observability: (context) => import('./observability').then(({ observabilityBench }) => observabilityBench(context)),
+  logging: (context) => import('./logging').then(({ loggingBench }) => loggingBench(context)),
 };
 
 const concurrency = Number(process.env.BENCH_CONCURRENCY ?? 16);

@@ -90,6 +90,7 @@ describe('a frozen database', () => {
       'GET /editions': get('/editions'),
       'GET /transparency/summary': get('/transparency/summary'),
       [`GET /accounts/{address}/nfts`]: get(`/accounts/${address}/nfts`),
+      'GET /health': get('/health'),
     };
 
     const figures: string[] = [];

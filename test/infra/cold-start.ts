@@ -200,7 +200,8 @@ export async function probe(target: ColdStartTarget, backing: Backing, options: 
     PROBE_INPUT: JSON.stringify({ file: target.bundle.file, exportName: handler.slice(handler.lastIndexOf('.') + 1), event: options.event }),
   };
   const { stdout } = await run(process.execPath, ['--input-type=module', '-e', probeScript], { env, cwd: target.taskRoot, timeout: 60_000, maxBuffer: 16 * 1024 * 1024 });
-  return JSON.parse(stdout) as Probe;
+  // The function's own lines (its metrics, one EMF line per call) come before the report, which is the last line.
+  return JSON.parse(stdout.slice(stdout.lastIndexOf('\n') + 1)) as Probe;
 }
 
 /** What CloudFront adds to every request it forwards: the stage's origin-verification secret, as linked to the function. */

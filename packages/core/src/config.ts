@@ -35,6 +35,8 @@ export const configSchema = z.object({
   FANOUT_FUNCTION_NAME: z.string().min(1).optional(),
   /** The Lambda API the listener invokes the fan-out function through (the local stack's); AWS's by default. */
   LAMBDA_ENDPOINT: z.string().url().optional(),
+  /** CloudWatch namespace of the service's metrics; one per stage, so stages sharing an account stay apart. */
+  METRICS_NAMESPACE: z.string().min(1).max(255).default('Hatchery'),
 });
 
 export type Config = z.infer<typeof configSchema>;

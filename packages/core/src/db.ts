@@ -3,6 +3,8 @@ import { config } from './config';
 import { isDatabaseUnavailable } from './errors';
 import { limits } from './limits';
 import { logger } from './logger';
+import { recordDatabaseRetry, recordDatabaseTime } from './metrics';
+import { traced } from './tracing';
 
 let pool: pg.Pool | undefined;
 
@@ -66,6 +68,14 @@ export function retryFits(elapsedMs: number, delayMs: number): boolean {
  */
 export async function withRetry<T>(work: () => Promise<T>): Promise<T> {
   const started = performance.now();
+  try {
+    return await attempts(work, started);
+  } finally {
+    recordDatabaseTime(performance.now() - started);
+  }
+}
+
+async function attempts<T>(work: () => Promise<T>, started: number): Promise<T> {
   for (let attempt = 0; ; attempt++) {
     try {
       return await work();
@@ -73,6 +83,7 @@ export async function withRetry<T>(work: () => Promise<T>): Promise<T> {
       if (attempt >= limits.transientRetries || !isTransient(error)) throw error;
       if (!retryFits(performance.now() - started, retryDelayMs(attempt))) throw error;
       logger().warn({ attempt: attempt + 1, code: (error as { code?: string }).code }, 'transient database failure, retrying');
+      recordDatabaseRetry();
       await sleep(retryDelayMs(attempt));
     }
   }
@@ -82,12 +93,12 @@ export type Queryable = Pick<pg.PoolClient, 'query'>;
 
 /** One parameterized statement, retried on transient failures. */
 export async function query<Row extends pg.QueryResultRow>(text: string, values: unknown[] = []): Promise<Row[]> {
-  return withRetry(async () => (await db().query<Row>(text, values)).rows);
+  return withRetry(() => traced('postgres query', async () => (await db().query<Row>(text, values)).rows));
 }
 
 /** A transaction, retried as a whole on transient failures (including serialization failures). */
 export async function transaction<T>(work: (client: Queryable) => Promise<T>): Promise<T> {
-  return withRetry(async () => {
+  return withRetry(() => traced('postgres transaction', async () => {
     const client = await db().connect();
     // A checked-out client reports a lost connection as an 'error' event; unhandled, it would end the process.
     // The pending query rejects with the same failure, which the retry below handles.
@@ -108,5 +119,5 @@ export async function transaction<T>(work: (client: Queryable) => Promise<T>): P
       // A client whose connection failed is destroyed rather than returned to the pool.
       client.release(broken);
     }
-  });
+  }));
 }

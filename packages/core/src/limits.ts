@@ -63,6 +63,8 @@ export const limits = {
    * the migrator's 5-minute timeout (infra/functions.ts).
    */
   migrationConnectWindowMs: 4 * 60_000,
+  /** GET /health waits this long for the database's answer before reporting it unreachable (503). */
+  healthTimeoutMs: 1_000,
   /** What `Retry-After` asks of a client while a dependency is unavailable. */
   unavailableRetryAfterSeconds: 5,
   /** Clock skew allowed when checking that an ID token's `iat` and `auth_time` are in the past. */

@@ -4,6 +4,7 @@ import type { InputSchemas } from './middleware/validate-input';
 import { accountRoutes } from './routes/accounts';
 import { foundationRoutes } from './routes/foundation';
 import { indexedRoutes } from './routes/indexed';
+import { operationsRoutes } from './routes/operations';
 import { realtimeRoutes } from './routes/realtime';
 
 /**
@@ -31,6 +32,8 @@ export interface HttpRoute {
   refusesOtherOrigins?: boolean;
   /** Routes of the local developer experience; documented but not part of SPEC.md's API. */
   internal?: boolean;
+  /** false exempts the route from the per-IP rate limit (the health check, which monitors poll). */
+  ipRateLimited?: false;
 }
 
 export const httpRoutes = {
@@ -38,6 +41,7 @@ export const httpRoutes = {
   ...accountRoutes,
   ...indexedRoutes,
   ...realtimeRoutes,
+  ...operationsRoutes,
 } as const satisfies Record<string, HttpRoute>;
 
 export type HttpRouteName = keyof typeof httpRoutes;

@@ -10,6 +10,7 @@ import { forgeFulfilledMessage, marketChangedMessage, type MarketChanged } from 
 import { inOnePage, post, type Delivery, type FanOutParts } from '@hatchery/core/realtime/fan-out';
 import { hubConnections, managementClient, type HubConnections } from '@hatchery/core/realtime/management';
 import { coalesce, latestOnly } from './coalesce';
+import { listenerMetrics, type MeasuredRead } from './metrics';
 import { functionShards, inProcessShards, type ShardInvoker } from './shards';
 import { dynamoStateStore, resumeFrom, type DetectionState, type StateStore } from './state';
 
@@ -84,11 +85,12 @@ export class Listener {
     failedShards: 0,
   };
   private readonly reads = coalesce(() => this.read());
-  private readonly broadcasts = latestOnly((snapshot: MarketChanged) => this.broadcast(snapshot));
+  private readonly broadcasts = latestOnly(({ snapshot, measured }: { snapshot: MarketChanged; measured: MeasuredRead }) => this.broadcast(snapshot, measured));
   /** The state is written in a lane of its own, so a slow write never delays the next read (and its fulfilments). */
   private readonly saves = latestOnly((state: DetectionState) => this.write(state));
   /** Set when leadership begins: the term's first read sends marketChanged whatever came before, so clients resync. */
   private resync = false;
+  private readonly metrics = listenerMetrics();
   private readonly stopping = new AbortController();
   private session: pg.Client | undefined;
   private state: DetectionState | undefined;
@@ -201,6 +203,7 @@ export class Listener {
       this.state = resumeFrom(saved ?? undefined, this.state, Date.now(), limits.hub.listenerStateMaxAgeMs);
       client.on('notification', () => {
         this.counters.notifications++;
+        this.metrics.notified();
         this.reads.trigger();
       });
       await client.query(`LISTEN ${notificationChannel}`);
@@ -230,21 +233,24 @@ export class Listener {
     if (!client || !this.counters.leader || this.stopped) return;
     const { log } = this.options;
     this.counters.reads++;
+    const measured = this.metrics.readStarted();
     try {
       const previous = this.state;
       const forge = await readFulfilments(client, previous?.cursor);
       if (forge.fresh.length > limits.hub.backfillFulfilments) log.warn({ skipped: forge.fresh.length }, 'fulfilments back-filled by the indexer are not sent');
-      for (const fulfilment of forge.fresh.length > limits.hub.backfillFulfilments ? [] : forge.fresh) await this.sendFulfilment(fulfilment);
+      for (const fulfilment of forge.fresh.length > limits.hub.backfillFulfilments ? [] : forge.fresh) await this.sendFulfilment(fulfilment, measured);
       // The cursor moves as soon as its events are out, so a failure below cannot send them twice.
       this.state = { snapshot: previous?.snapshot, cursor: forge.cursor, readAt: Date.now() };
       const snapshot = await readListingsSnapshot(client);
       const changed = marketChange(this.resync ? undefined : previous?.snapshot, snapshot);
       this.resync = false;
-      if (changed) this.broadcasts.push(changed);
+      if (changed) this.broadcasts.push({ snapshot: changed, measured });
       this.state = { snapshot, cursor: forge.cursor, readAt: Date.now() };
       this.save(previous);
+      measured.finished(true);
     } catch (error) {
       this.counters.failedReads++;
+      measured.finished(false);
       if (isDatabaseUnavailable(error)) {
         log.warn({ err: error }, 'listener read failed; reconnecting');
         await client.end().catch(() => undefined);
@@ -254,11 +260,14 @@ export class Listener {
     }
   }
 
-  private async sendFulfilment(fulfilment: Fulfilment): Promise<void> {
+  private async sendFulfilment(fulfilment: Fulfilment, measured: MeasuredRead): Promise<void> {
     const { store, forgeConnections, fanOutConcurrency, log } = this.options;
     const parts: FanOutParts = { store, connections: forgeConnections, concurrency: fanOutConcurrency, log };
-    this.count(await post(store.group(fulfilment.buyer), forgeFulfilledMessage(fulfilment), parts));
+    const postedAt = performance.now();
+    const delivery = await post(store.group(fulfilment.buyer), forgeFulfilledMessage(fulfilment), parts);
+    this.count(delivery);
     this.counters.forgeFulfilled++;
+    measured.delivered('forgeFulfilled', delivery, postedAt);
   }
 
   /**
@@ -266,30 +275,38 @@ export class Listener {
    * shard tells a small one, which the listener posts itself with the ids it
    * already has, from a larger one, which it hands to the shard invoker.
    */
-  private async broadcast(snapshot: MarketChanged): Promise<void> {
+  private async broadcast(snapshot: MarketChanged, measured: MeasuredRead): Promise<void> {
     const { store, connections, fanOutConcurrency, smallAudience, shards: invoke, log } = this.options;
     const frame = marketChangedMessage(snapshot);
     const parts: FanOutParts = { store, connections, concurrency: fanOutConcurrency, log };
     const perShard = Math.floor(smallAudience / shards.length);
     this.counters.marketChanged++;
+    const postedAt = performance.now();
+    // What the listener posted itself; shards handed to the fan-out function report in its own metrics.
+    const total: Delivery = { sent: 0, gone: 0, failed: 0, skipped: 0 };
+    const tally = (delivery: Delivery) => {
+      this.count(delivery);
+      for (const key of ['sent', 'gone', 'failed', 'skipped'] as const) total[key] += delivery[key];
+    };
     await Promise.all(
       shards.map(async (shard) => {
         try {
           // One more than a small shard may hold: the read then ends short of the limit exactly when the shard is small.
           const peek = await store.peek(shard, perShard + 1);
           if (peek.complete) {
-            this.count(await post(inOnePage(peek.ids), frame, parts));
+            tally(await post(inOnePage(peek.ids), frame, parts));
             return;
           }
           const outcome = await invoke({ shard, frame });
           if (outcome === 'queued') this.counters.shardsQueued++;
-          else this.count(outcome);
+          else tally(outcome);
         } catch (error) {
           this.counters.failedShards++;
           log.error({ err: error, shard }, 'a shard of a broadcast could not be handed out');
         }
       }),
     );
+    measured.delivered('marketChanged', total, postedAt);
   }
 
   private count(delivery: Delivery) {

@@ -6,6 +6,7 @@ import { limits } from '@hatchery/core/limits';
 import { logger } from '@hatchery/core/logger';
 import { closeDb } from '@hatchery/core/db';
 import { ensureTable } from '@hatchery/core/dynamo/table';
+import { setEmfSink } from '@hatchery/core/metrics';
 import { migrate } from '@hatchery/core/migrate';
 import { httpRoutes } from '@hatchery/functions/routes';
 import { fanOutHandler, hubPath, wsRoutes } from '@hatchery/functions/routes/realtime';
@@ -13,11 +14,13 @@ import { Listener, type ListenerOptions } from '@hatchery/listener/listener';
 import { loadDemoData, type DemoSize } from './demo-data';
 import { startDynalite } from './dynamo';
 import { lambdaApi, lambdaApiPath, type LambdaApi, type LocalFunction } from './gateway/lambda-api';
+import { invokeStore } from './gateway/lambda';
 import { managementApi, managementPath } from './gateway/management';
 import { startGateway, type RunningGateway } from './gateway/server';
 import { websocketApi, type WebSocketApi } from './gateway/websocket';
 import { workerPool, type WorkerPool } from './gateway/workers';
 import { localIdentityProvider, type LocalIdentityProvider } from './idp';
+import { metricsRegistry, parseEmf, serveMetrics, type MetricsRegistry } from './metrics';
 import { startEmbeddedPostgres, type EmbeddedDatabase } from './postgres';
 import { claimDataDir, StartupError } from './record';
 
@@ -62,6 +65,8 @@ export interface RunningStack {
   listener?: Listener;
   /** The embedded cluster, when one was started (tests stop and restart it). */
   postgres?: EmbeddedDatabase;
+  /** The metrics the handlers and the listener printed in EMF, as /metrics serves them. */
+  metrics: MetricsRegistry;
   stop(): Promise<void>;
 }
 
@@ -91,11 +96,17 @@ export async function startStack(options: StackOptions): Promise<RunningStack> {
     for (const cleanup of cleanups.splice(0).reverse()) await cleanup().catch(() => undefined);
   };
   try {
+    // Before any AWS SDK call asks for Lambda's invoke store, so the concurrent kind is the one made.
+    await invokeStore();
     const claim = await claimDataDir(options.dataDir);
     cleanups.push(claim.release);
     if (claim.orphanStopped) logger().warn({ pid: claim.orphanStopped }, 'stopped a PostgreSQL server that a killed Hatchery had left running on this data');
     // Local use only: the SDK's notice about future Node.js versions says nothing about this stack (README names the supported versions).
     process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
+    // The handlers' and the listener's EMF lines, read back as CloudWatch reads a Lambda's output, for /metrics.
+    const metrics = metricsRegistry();
+    setEmfSink((line) => metrics.add(parseEmf(line)!, line));
+    cleanups.push(async () => setEmfSink(undefined));
 
     // The configuration as a whole is read only once the stack has set its variables; these two are needed before.
     const projectId = configSchema.shape.IDP_PROJECT_ID.parse(process.env.IDP_PROJECT_ID);
@@ -127,6 +138,7 @@ export async function startStack(options: StackOptions): Promise<RunningStack> {
         },
         [managementPath]: managementApi(hub.connections),
         [lambdaApiPath]: lambda.endpoint,
+        '/metrics': serveMetrics(metrics),
       },
       onUpgrade: hub.onUpgrade,
     }).catch((error: NodeJS.ErrnoException) => {
@@ -201,7 +213,7 @@ export async function startStack(options: StackOptions): Promise<RunningStack> {
     ready = true;
     await claim.update({ state: 'ready', url: gateway.url, databaseUrl, dynamoEndpoint, idpProjectId: projectId, idpKeyFile });
 
-    return { url: gateway.url, databaseUrl, dynamoEndpoint, idp, gateway, hub, lambda, workers, listener, postgres, stop };
+    return { url: gateway.url, databaseUrl, dynamoEndpoint, idp, gateway, hub, lambda, workers, listener, postgres, metrics, stop };
   } catch (error) {
     await stop();
     throw error;

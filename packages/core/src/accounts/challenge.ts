@@ -3,6 +3,7 @@ import { AppError } from '../errors';
 import { config } from '../config';
 import { transaction, type Queryable } from '../db';
 import { limits } from '../limits';
+import { addMetric } from '../metrics';
 import { lockAccount } from './account';
 import type { ChallengeDto } from './wire';
 
@@ -43,11 +44,11 @@ export async function liveChallenge(client: Queryable, accountId: string, now: D
  * The account row lock makes concurrent requests of one account agree on one challenge.
  */
 export async function requestChallenge(accountId: string, now = new Date(), serviceName = config().SERVICE_NAME): Promise<ChallengeDto> {
-  return transaction(async (client) => {
+  const { challenge, issued } = await transaction(async (client) => {
     const account = await lockAccount(client, accountId);
     if (account.wallet_address !== null) throw new AppError('conflict', 'A wallet is already linked to this account; unlink it first.');
     const live = await liveChallenge(client, accountId, now);
-    if (live) return toChallengeDto(live);
+    if (live) return { challenge: toChallengeDto(live), issued: false };
     // Whole seconds, so the message's `Issued At` and `expiresAt` describe the same instant.
     const issuedAt = new Date(Math.floor(now.getTime() / 1000) * 1000);
     const nonce = randomBytes(limits.nonceBytes).toString('hex');
@@ -62,6 +63,9 @@ export async function requestChallenge(accountId: string, now = new Date(), serv
          expires_at = EXCLUDED.expires_at, created_at = now()`,
       [accountId, row.nonce, row.message, row.expires_at],
     );
-    return toChallengeDto(row);
+    return { challenge: toChallengeDto(row), issued: true };
   });
+  // Counted once committed, so a retried transaction counts once.
+  if (issued) addMetric('ChallengesIssued');
+  return challenge;
 }

@@ -2,6 +2,7 @@ import { recoverMessageAddress, type Hex } from 'viem';
 import { AppError, isUniqueViolation, validationError } from '../errors';
 import { transaction } from '../db';
 import { patterns } from '../limits';
+import { addMetric, countLinkFailure, type WalletLinkFailure } from '../metrics';
 import { accountColumns, lockAccount, toAccountDto, type AccountRow } from './account';
 import { liveChallenge } from './challenge';
 import type { AccountDto, LinkWalletBody } from './wire';
@@ -23,14 +24,18 @@ export const walletTaken = () => new AppError('conflict', 'This wallet is alread
  * makes a second post of the same signature wait, then find no challenge (410).
  */
 export async function linkWallet(accountId: string, body: LinkWalletBody, now = new Date()): Promise<AccountDto> {
-  return transaction(async (client) => {
+  const refuse = (reason: WalletLinkFailure, error: AppError) => {
+    countLinkFailure(reason);
+    return error;
+  };
+  const account = await transaction(async (client) => {
     await lockAccount(client, accountId);
     const challenge = await liveChallenge(client, accountId, now);
-    if (!challenge) throw new AppError('gone', 'There is no live challenge for this account; request a new nonce.');
+    if (!challenge) throw refuse('noChallenge', new AppError('gone', 'There is no live challenge for this account; request a new nonce.'));
     const signer = await recoverSigner(challenge.message, body.signature);
-    if (signer === undefined) throw validationError('signature', 'no signer can be recovered from this signature');
-    if (signer !== body.address.toLowerCase()) throw validationError('address', 'is not the address that signed the current challenge');
-    if (!patterns.address.test(signer)) throw validationError('address', 'the recovered address is not an EVM address');
+    if (signer === undefined) throw refuse('badSignature', validationError('signature', 'no signer can be recovered from this signature'));
+    if (signer !== body.address.toLowerCase()) throw refuse('addressMismatch', validationError('address', 'is not the address that signed the current challenge'));
+    if (!patterns.address.test(signer)) throw refuse('badSignature', validationError('address', 'the recovered address is not an EVM address'));
     await client.query('DELETE FROM hatchery.wallet_challenges WHERE account_id = $1', [accountId]);
     try {
       const { rows } = await client.query<AccountRow>(
@@ -39,8 +44,10 @@ export async function linkWallet(accountId: string, body: LinkWalletBody, now = 
       );
       return toAccountDto(rows[0]!);
     } catch (error) {
-      if (isUniqueViolation(error)) throw walletTaken();
+      if (isUniqueViolation(error)) throw refuse('walletTaken', walletTaken());
       throw error;
     }
   });
+  addMetric('WalletsLinked');
+  return account;
 }

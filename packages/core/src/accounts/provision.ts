@@ -1,6 +1,7 @@
 import { AppError, validationError } from '../errors';
 import { query } from '../db';
 import { patterns } from '../limits';
+import { addMetric } from '../metrics';
 import { findAccount } from './account';
 import type { Identity } from './identity';
 
@@ -55,6 +56,8 @@ export async function provisionAccount(identity: Identity): Promise<void> {
      ON CONFLICT DO NOTHING RETURNING id`,
     [account.id, account.email, account.nickname],
   );
+  if (inserted.length > 0) addMetric('AccountsProvisioned');
   if (inserted.length > 0 || (await findAccount(identity.userId))) return;
+  addMetric('ProvisioningConflicts');
   throw emailTaken();
 }

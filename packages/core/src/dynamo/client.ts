@@ -1,6 +1,7 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { config } from '../config';
+import { traceAwsClient } from '../tracing';
 
 let client: DynamoDBDocumentClient | undefined;
 
@@ -8,7 +9,7 @@ let client: DynamoDBDocumentClient | undefined;
 export function dynamo(): DynamoDBDocumentClient {
   if (!client) {
     const { DYNAMODB_ENDPOINT, AWS_REGION } = config();
-    client = DynamoDBDocumentClient.from(new DynamoDBClient({ region: AWS_REGION, endpoint: DYNAMODB_ENDPOINT, maxAttempts: 3 }));
+    client = DynamoDBDocumentClient.from(traceAwsClient(new DynamoDBClient({ region: AWS_REGION, endpoint: DYNAMODB_ENDPOINT, maxAttempts: 3 })));
   }
   return client;
 }

@@ -5,6 +5,7 @@ import {
   PostToConnectionCommand,
 } from '@aws-sdk/client-apigatewaymanagementapi';
 import { config } from '../config';
+import { traceAwsClient } from '../tracing';
 
 /**
  * Sending to hub connections through API Gateway's management API
@@ -46,7 +47,7 @@ export function managementClient(endpoint: string, maxSockets = 64, lane = 'defa
       requestHandler: { httpAgent: { keepAlive: true, maxSockets }, httpsAgent: { keepAlive: true, maxSockets } },
     });
     for (const name of unneededMiddleware) client.middlewareStack.remove(name);
-    clients.set(key, client);
+    clients.set(key, traceAwsClient(client));
   }
   return client;
 }

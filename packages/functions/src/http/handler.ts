@@ -6,10 +6,12 @@ import { cors } from '../middleware/cors';
 import { httpCaching } from '../middleware/http-caching';
 import { requireJsonContentType } from '../middleware/json-content-type';
 import { jsonResponse } from '../middleware/json-response';
+import { publishMetrics, requestMetrics } from '../middleware/metrics';
 import { addSecurityHeaders } from '../middleware/security-headers';
 import { problemDetails } from '../middleware/problem-details';
 import { requestLogger } from '../middleware/request-logger';
 import { routerOnly } from '../middleware/router-only';
+import { traceInvocation } from '../middleware/tracing';
 import type { HttpContext, HttpEvent, HttpMiddleware, HttpResult } from '../middleware/types';
 import { validateInput } from '../middleware/validate-input';
 import type { HttpRoute } from '../routes';
@@ -24,7 +26,7 @@ export interface RouteInput<R extends HttpRoute> {
 }
 
 /**
- * The Middy chain of every HTTP endpoint: log, nosniff, CORS, problem+json, cache
+ * The Middy chain of every HTTP endpoint: trace, metrics, log, nosniff, CORS, problem+json, cache
  * headers, JSON out; then the checks that need no identity (came through the router, origin where the route refuses
  * others, body size, JSON content type), auth when required, validated input.
  */
@@ -38,6 +40,9 @@ export function httpHandler<R extends HttpRoute, T>(
     throw new Error(`${route.method} ${route.path}: auth '${route.auth}' needs matching middlewares`);
   }
   const chain = middy<HttpEvent, HttpResult, Error, HttpContext>()
+    .use(traceInvocation<HttpEvent, HttpResult, HttpContext>())
+    .use(publishMetrics())
+    .use(requestMetrics<HttpEvent, HttpResult, HttpContext>(`${route.method} ${route.path}`))
     .use(requestLogger<HttpEvent, HttpResult, HttpContext>({ message: 'request', level: 'info', fields: (event) => ({ requestId: event.requestContext?.requestId, route: event.routeKey }) }))
     .use(addSecurityHeaders<HttpEvent, HttpResult, HttpContext>())
     .use(cors())

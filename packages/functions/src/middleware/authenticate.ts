@@ -5,6 +5,7 @@ import { SimpleJwksCache } from 'aws-jwt-verify/jwk';
 import { brokenIdTokenRule, identityFromClaims, issuerFor, type Identity } from '@hatchery/core/accounts/identity';
 import { config } from '@hatchery/core/config';
 import { AppError } from '@hatchery/core/errors';
+import { addLogContext } from '@hatchery/core/logger';
 import type { HttpMiddleware } from './types';
 
 class InvalidTokenError extends Error {}
@@ -81,6 +82,6 @@ export const authenticate = (): HttpMiddleware => ({
     if (!token) throw unauthorized('A bearer token is required.');
     const caller = await verifyIdToken(token);
     request.context.caller = caller;
-    request.context.log = request.context.log.child({ userId: caller.userId });
+    addLogContext({ accountId: caller.userId });
   },
 });

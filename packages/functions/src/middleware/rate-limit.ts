@@ -1,5 +1,6 @@
 import { hitRateLimit, type RateLimitRule } from '@hatchery/core/accounts/rate-limit';
 import { AppError } from '@hatchery/core/errors';
+import { addMetric } from '@hatchery/core/metrics';
 import { callerOf } from './caller';
 import type { HttpMiddleware } from './types';
 
@@ -9,6 +10,7 @@ export const rateLimit = (ruleOf: () => RateLimitRule): HttpMiddleware => ({
     const rule = ruleOf();
     const decision = await hitRateLimit(rule, callerOf(request.context).userId);
     if (!decision.allowed) {
+      addMetric('RateLimited');
       throw new AppError('rateLimited', `At most ${rule.limit} of these requests per ${rule.windowMs / 1000} s; try again later.`, undefined, {
         'retry-after': String(decision.retryAfterSeconds),
       });

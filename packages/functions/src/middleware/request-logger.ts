@@ -1,6 +1,6 @@
 import type middy from '@middy/core';
 import type { Context as LambdaContext } from 'aws-lambda';
-import { logger, type Logger } from '@hatchery/core/logger';
+import { addLogContext, clearLogContext, logger, type LogContext, type Logger } from '@hatchery/core/logger';
 
 export interface LoggedContext extends LambdaContext {
   log: Logger;
@@ -10,10 +10,10 @@ export interface RequestLoggerOptions<TEvent> {
   message: string;
   level: 'info' | 'debug';
   /** What identifies the request in every line logged while it runs (request id, route, connection id). */
-  fields: (event: TEvent) => Record<string, unknown>;
+  fields: (event: TEvent) => LogContext;
 }
 
-/** Gives the request a child logger carrying its identifying fields, and logs one line with status and duration when it ends. */
+/** Puts the request's identifying fields on every line logged while it runs, and logs one line with status and duration when it ends. */
 export function requestLogger<TEvent, TResult extends { statusCode?: number }, TContext extends LoggedContext>(
   options: RequestLoggerOptions<TEvent>,
 ): middy.MiddlewareObj<TEvent, TResult, Error, TContext> {
@@ -21,11 +21,14 @@ export function requestLogger<TEvent, TResult extends { statusCode?: number }, T
   const finish = (request: middy.Request<TEvent, TResult, Error, TContext>) => {
     const durationMs = Math.round(performance.now() - (started.get(request) ?? performance.now()));
     request.context.log[options.level]({ status: request.response?.statusCode, durationMs }, options.message);
+    clearLogContext();
   };
   return {
     before: (request) => {
       started.set(request, performance.now());
-      request.context.log = logger().child(options.fields(request.event));
+      clearLogContext();
+      addLogContext(options.fields(request.event));
+      request.context.log = logger();
     },
     after: finish,
     onError: finish,

@@ -1,5 +1,6 @@
 import { connectionStore } from '@hatchery/core/realtime/connections';
 import { limits } from '@hatchery/core/limits';
+import { addMetric } from '@hatchery/core/metrics';
 import { HubError, handleMessage, hubErrors, repliesAsPosts, type HubGroups } from '@hatchery/core/realtime/hub';
 import { hubConnections, managementClient, managementEndpoint } from '@hatchery/core/realtime/management';
 import type { WsEvent } from '../routes/realtime';
@@ -12,6 +13,7 @@ function groupsOf(connectionId: string): HubGroups {
     async subscribe(address) {
       const result = await store.subscribe(connectionId, address);
       if (result === 'tooManyGroups') throw new HubError(hubErrors.tooManyGroups);
+      addMetric('HubSubscriptions');
     },
     unsubscribe: (address) => store.unsubscribe(connectionId, address),
   };

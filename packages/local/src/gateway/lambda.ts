@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { pathToFileURL } from 'node:url';
+import { InvokeStore, InvokeStoreBase } from '@aws/lambda-invoke-store';
 import type { Context } from 'aws-lambda';
 
 export type LambdaHandler = (event: unknown, context: Context) => Promise<unknown>;
@@ -8,6 +9,25 @@ export const repositoryRoot = new URL('../../../../', import.meta.url);
 
 const loaded = new Map<string, Promise<LambdaHandler>>();
 
+// Declared when this runtime is loaded, before any invocation-scoped state is first used (it reads this once).
+process.env.AWS_LAMBDA_MAX_CONCURRENCY ??= '1000';
+
+let store: Promise<InvokeStoreBase> | undefined;
+
+/**
+ * The local gateway runs concurrent invocations in one process, as Lambda's
+ * runtime does when AWS_LAMBDA_MAX_CONCURRENCY is set: each in its own invoke
+ * store context, where Powertools keeps that invocation's metrics apart.
+ */
+export function invokeStore(): Promise<InvokeStoreBase> {
+  store ??= InvokeStore.getInstanceAsync(true);
+  return store;
+}
+
+function inInvokeContext(fn: LambdaHandler, contexts: InvokeStoreBase): LambdaHandler {
+  return (event, context) => contexts.run({ [InvokeStoreBase.PROTECTED_KEYS.REQUEST_ID]: context.awsRequestId }, () => fn(event, context));
+}
+
 /** Imports a handler named in SST's notation (`packages/functions/src/x.handler`), once per process, as Lambda would. */
 export function loadHandler(reference: string): Promise<LambdaHandler> {
   let handler = loaded.get(reference);
@@ -15,10 +35,10 @@ export function loadHandler(reference: string): Promise<LambdaHandler> {
     const dot = reference.lastIndexOf('.');
     const file = new URL(`${reference.slice(0, dot)}.ts`, repositoryRoot);
     const exportName = reference.slice(dot + 1);
-    handler = import(pathToFileURL(file.pathname).href).then((module: Record<string, unknown>) => {
+    handler = Promise.all([invokeStore(), import(pathToFileURL(file.pathname).href)]).then(([contexts, module]: [InvokeStoreBase, Record<string, unknown>]) => {
       const fn = module[exportName];
       if (typeof fn !== 'function') throw new Error(`${reference} does not export a function`);
-      return fn as LambdaHandler;
+      return inInvokeContext(fn as LambdaHandler, contexts);
     });
     loaded.set(reference, handler);
   }

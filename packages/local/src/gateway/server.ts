@@ -39,6 +39,8 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
   const limit = ipRateLimiter(options.ipRequestsPerSecond);
   const endpoints = Object.entries(options.localEndpoints ?? {});
   const isReady = options.isReady ?? (() => true);
+  // Literal paths only: no route with a path parameter is exempt.
+  const unlimited = new Set(options.routes.filter((route) => route.ipRateLimited === false).map((route) => `${route.method} ${route.path}`));
   const server = createServer((request, response) => {
     let url: URL;
     try {
@@ -57,7 +59,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
       writeProblem(response, starting(), url.pathname);
       return;
     }
-    const verdict = limit(request.socket.remoteAddress ?? '');
+    const verdict = unlimited.has(`${request.method} ${url.pathname}`) ? { allowed: true as const } : limit(request.socket.remoteAddress ?? '');
     if (!verdict.allowed) {
       const error = new AppError('rateLimited', 'Too many requests from this address.', undefined, { 'retry-after': String(verdict.retryAfterSeconds) });
       writeProblem(response, error, url.pathname);

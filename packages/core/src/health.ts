@@ -1,0 +1,37 @@
+import * as z from 'zod';
+import { db } from './db';
+import { AppError } from './errors';
+import { limits } from './limits';
+
+export const healthSchema = z.object({
+  status: z.literal('ok'),
+  database: z.literal('ok'),
+});
+
+export type Health = z.infer<typeof healthSchema>;
+
+const unreachable = () => new AppError('unavailable', `The database did not answer within ${limits.healthTimeoutMs} ms.`);
+
+/**
+ * GET /health: the process answers, and the database answers one trivial
+ * statement within `timeoutMs`; no retry, since a health check must report
+ * what it sees now. Otherwise 503.
+ */
+export async function checkHealth(timeoutMs: number = limits.healthTimeoutMs): Promise<Health> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const ping = db().query('SELECT 1');
+  // Once the timeout has answered, a late failure of the ping has no one to tell.
+  ping.catch(() => undefined);
+  const timeout = new Promise<never>((_resolve, reject) => {
+    timer = setTimeout(() => reject(unreachable()), timeoutMs);
+  });
+  try {
+    await Promise.race([ping, timeout]);
+  } catch (error) {
+    if (error instanceof AppError) throw error;
+    throw unreachable();
+  } finally {
+    clearTimeout(timer);
+  }
+  return { status: 'ok', database: 'ok' };
+}

@@ -1,0 +1,148 @@
+import { Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
+import { pino } from 'pino';
+import { configSchema } from './config';
+import { invocationScoped } from './invocation';
+
+/**
+ * Every metric the service emits, in CloudWatch's embedded metric format
+ * (Powertools Metrics), under the namespace METRICS_NAMESPACE with the
+ * dimension `service`. README "Operating Hatchery", the alarms in infra/ and
+ * the local /metrics all name these. Dimensions stay few and bounded: a route
+ * of the route table, a link-failure reason, an event kind.
+ */
+export const metricCatalog = {
+  // HTTP, one EMF document per request, with the dimension sets [service, route] and [service].
+  Requests: { unit: MetricUnit.Count, help: 'HTTP requests answered (1 per request).' },
+  Latency: { unit: MetricUnit.Milliseconds, help: 'From the first middleware to the response.' },
+  Responses4xx: { unit: MetricUnit.Count, help: '1 when the answer was a 4xx, else 0: the average is the 4xx rate.' },
+  Responses5xx: { unit: MetricUnit.Count, help: '1 when the answer was a 5xx, else 0: the average is the 5xx rate.' },
+  Responses503: { unit: MetricUnit.Count, help: '1 when the answer was 503 (database or a dependency unavailable), else 0.' },
+  DatabaseTime: { unit: MetricUnit.Milliseconds, help: 'Time in database statements and transactions during the request, summed (concurrent ones add up).' },
+  DatabaseRetries: { unit: MetricUnit.Count, help: 'Transient database failures retried during the request.' },
+  // Accounts, published with the request's document.
+  AccountsProvisioned: { unit: MetricUnit.Count, help: 'Accounts created by provisioning.' },
+  ProvisioningConflicts: { unit: MetricUnit.Count, help: 'Provisioning refused with 409: the email belongs to another account.' },
+  ChallengesIssued: { unit: MetricUnit.Count, help: 'New wallet-link challenges (a live one returned again is not counted).' },
+  WalletsLinked: { unit: MetricUnit.Count, help: 'Wallets linked.' },
+  WalletLinkFailures: { unit: MetricUnit.Count, help: 'Wallet links refused, by the dimension reason.' },
+  RateLimited: { unit: MetricUnit.Count, help: 'Requests refused with 429 by the per-account limit.' },
+  // Hub, one document per WebSocket event.
+  HubConnects: { unit: MetricUnit.Count, help: 'Hub connections accepted.' },
+  HubConnectsRefused: { unit: MetricUnit.Count, help: 'Hub connections refused (an origin not allowed, a bad connection token).' },
+  HubDisconnects: { unit: MetricUnit.Count, help: 'Hub connections closed.' },
+  HubMessages: { unit: MetricUnit.Count, help: 'Hub messages received.' },
+  HubSubscriptions: { unit: MetricUnit.Count, help: 'Successful Subscribe invocations.' },
+  // Listener, one document per read and one per event (dimension kind).
+  ListenerNotifications: { unit: MetricUnit.Count, help: 'NOTIFY indexer_live_query received.' },
+  ListenerReads: { unit: MetricUnit.Count, help: 'Reads of the listings and forge requests (notification or poll).' },
+  ListenerReadTime: { unit: MetricUnit.Milliseconds, help: 'One read, its fan-outs included.' },
+  ListenerHeartbeat: { unit: MetricUnit.Count, help: '1 per read completed by the leading listener: missing means no one is detecting events.' },
+  ListenerLag: { unit: MetricUnit.Milliseconds, help: 'From the first notification a read answers to the end of its last post.' },
+  ListenerEvents: { unit: MetricUnit.Count, help: 'Events detected, by the dimension kind.' },
+  ListenerFanOutTime: { unit: MetricUnit.Milliseconds, help: 'Posting one event to its audience, by the dimension kind.' },
+  ListenerPostsSent: { unit: MetricUnit.Count, help: 'PostToConnection calls that delivered, by the dimension kind.' },
+  ListenerGoneConnections: { unit: MetricUnit.Count, help: 'Connections the management API reported gone (410), removed, by the dimension kind.' },
+  ListenerFailedPosts: { unit: MetricUnit.Count, help: 'Posts that failed otherwise (throttled, store error), by the dimension kind.' },
+} as const;
+
+export type MetricName = keyof typeof metricCatalog;
+
+/** The bounded values of the dimensions that are not a route. */
+export type WalletLinkFailure = 'noChallenge' | 'badSignature' | 'addressMismatch' | 'walletTaken';
+export type ListenerEventKind = 'marketChanged' | 'forgeFulfilled';
+
+/** The value of the `service` dimension of every metric. */
+export const metricsService = 'hatchery';
+
+/** Where EMF documents go, one JSON line each. */
+export type EmfSink = (line: string) => void;
+
+let stdout: { write(data: string): boolean } | undefined;
+/** Standard output, written synchronously (pino's writer): the EMF line leaves before the invocation ends, and costs less than Node's stream. */
+const printLine: EmfSink = (line) => {
+  stdout ??= pino.destination({ dest: 1, sync: true });
+  stdout.write(`${line}\n`);
+};
+
+let sink: EmfSink = printLine;
+
+/** The local stack reads the documents itself (its /metrics) instead of printing them; undefined prints again. */
+export function setEmfSink(next: EmfSink | undefined): void {
+  sink = next ?? printLine;
+}
+
+/**
+ * Powertools Metrics, publishing through the sink. Its own publishing writes
+ * through a Node Console on process.stdout, which took a quarter of a warm
+ * call's CPU in a profile; the document is the same.
+ */
+class ServiceMetrics extends Metrics {
+  override publishStoredMetrics(): this {
+    try {
+      if (!this.isDisabled() && this.hasStoredMetrics()) sink(JSON.stringify(this.serializeMetrics()));
+    } finally {
+      this.clearMetrics();
+      this.clearDimensions();
+      this.clearMetadata();
+    }
+    return this;
+  }
+}
+
+/** A Powertools Metrics instance of the service's namespace (read on its own, so metrics never depend on a valid configuration). */
+export function createMetrics(): Metrics {
+  return new ServiceMetrics({
+    namespace: configSchema.shape.METRICS_NAMESPACE.parse(process.env.METRICS_NAMESPACE),
+    serviceName: metricsService,
+  });
+}
+
+let shared: Metrics | undefined;
+
+/**
+ * The process's instance. Its stored metrics are scoped to the invocation
+ * (Powertools keeps them in Lambda's invoke store when invocations run
+ * concurrently), so a Middy middleware publishes what one request added.
+ */
+export function metrics(): Metrics {
+  shared ??= createMetrics();
+  return shared;
+}
+
+/** Adds one data point to the current invocation's document. */
+export function addMetric(name: MetricName, value = 1): void {
+  metrics().addMetric(name, metricCatalog[name].unit, value);
+}
+
+/** Publishes at once one document carrying an extra dimension (a reason, a kind), apart from the request's. */
+export function publishWith(dimension: { name: 'reason' | 'kind'; value: string }, values: Partial<Record<MetricName, number>>): void {
+  const single = createMetrics();
+  single.addDimension(dimension.name, dimension.value);
+  for (const [name, value] of Object.entries(values) as [MetricName, number][]) single.addMetric(name, metricCatalog[name].unit, value);
+  single.publishStoredMetrics();
+}
+
+export const countLinkFailure = (reason: WalletLinkFailure) => publishWith({ name: 'reason', value: reason }, { WalletLinkFailures: 1 });
+
+/** Database time and retries of the current invocation, summed into one data point each at its end. */
+interface DatabaseUse {
+  ms: number;
+  retries: number;
+}
+
+const databaseUse = invocationScoped<DatabaseUse>('hatchery.databaseUse', () => ({ ms: 0, retries: 0 }));
+
+export function recordDatabaseTime(ms: number): void {
+  databaseUse.get().ms += ms;
+}
+
+export function recordDatabaseRetry(): void {
+  databaseUse.get().retries++;
+}
+
+/** What the invocation used so far, and a fresh start for the next one (outside Lambda's invoke store the tally is per process). */
+export function takeDatabaseUse(): DatabaseUse {
+  const use = { ...databaseUse.get() };
+  databaseUse.reset();
+  return use;
+}

@@ -1,0 +1,61 @@
+import type middy from '@middy/core';
+import type { Context } from 'aws-lambda';
+import { logMetrics } from '@aws-lambda-powertools/metrics/middleware';
+import { addMetric, metrics, takeDatabaseUse, type MetricName } from '@hatchery/core/metrics';
+
+interface WithStatus {
+  statusCode?: number;
+}
+
+/** Powertools' middleware: the cold-start metric on an instance's first call, and the invocation's metrics published when it ends. */
+export const publishMetrics = () => logMetrics(metrics(), { captureColdStartMetric: true });
+
+/** The figures of one HTTP answer: 1 or 0 per status class, so each metric's average is that class's rate. */
+export function responseFigures(statusCode: number): Record<'Responses4xx' | 'Responses5xx' | 'Responses503', number> {
+  return {
+    Responses4xx: statusCode >= 400 && statusCode < 500 ? 1 : 0,
+    Responses5xx: statusCode >= 500 ? 1 : 0,
+    Responses503: statusCode === 503 ? 1 : 0,
+  };
+}
+
+/**
+ * Requests, latency, status class, database time and retries of an HTTP
+ * route, under the dimension sets [service, route] and [service] (the
+ * alarms watch the latter). `route` is the route table's key, so it is bounded.
+ */
+export function requestMetrics<TEvent, TResult extends WithStatus, TContext extends Context>(route: string): middy.MiddlewareObj<TEvent, TResult, Error, TContext> {
+  const started = new WeakMap<object, number>();
+  const finish = (request: middy.Request<TEvent, TResult, Error, TContext>) => {
+    const database = takeDatabaseUse();
+    const figures: Partial<Record<MetricName, number>> = {
+      Requests: 1,
+      Latency: performance.now() - (started.get(request) ?? performance.now()),
+      ...responseFigures(request.response?.statusCode ?? 500),
+      DatabaseTime: database.ms,
+      DatabaseRetries: database.retries,
+    };
+    const target = metrics();
+    target.addDimensions({ route });
+    target.addDimensions({});
+    for (const [name, value] of Object.entries(figures) as [MetricName, number][]) addMetric(name, value);
+  };
+  return {
+    before: (request) => {
+      takeDatabaseUse();
+      started.set(request, performance.now());
+    },
+    after: finish,
+    onError: finish,
+  };
+}
+
+/** One count per WebSocket event of the hub, by its route. */
+export function hubMetrics<TEvent extends { requestContext: { routeKey: string } }, TResult extends WithStatus, TContext extends Context>(): middy.MiddlewareObj<TEvent, TResult, Error, TContext> {
+  const count = (request: middy.Request<TEvent, TResult, Error, TContext>) => {
+    const ok = (request.response?.statusCode ?? 500) < 400;
+    const metric = ({ $connect: ok ? 'HubConnects' : 'HubConnectsRefused', $disconnect: 'HubDisconnects' } as const)[request.event.requestContext.routeKey as '$connect'] ?? 'HubMessages';
+    addMetric(metric);
+  };
+  return { after: count, onError: count };
+}

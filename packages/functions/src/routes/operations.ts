@@ -1,0 +1,16 @@
+import { healthSchema } from '@hatchery/core/health';
+import type { HttpRoute } from '../routes';
+
+/** Routes for the platform team that runs the service (issue: operability). */
+export const operationsRoutes = {
+  health: {
+    method: 'GET',
+    path: '/health',
+    handler: 'packages/functions/src/http/health.handler',
+    auth: 'none',
+    summary: 'Liveness and database reachability: 200, or 503 problem+json when the database does not answer within 1 s. Not rate limited.',
+    response: healthSchema,
+    problems: [503],
+    ipRateLimited: false,
+  },
+} as const satisfies Record<string, HttpRoute>;

@@ -1,0 +1,61 @@
+import type { Metrics } from '@aws-lambda-powertools/metrics';
+import { createMetrics, metricCatalog, publishWith, type ListenerEventKind, type MetricName } from '@hatchery/core/metrics';
+
+export interface DeliveryFigures {
+  sent: number;
+  gone: number;
+  failed: number;
+}
+
+/** One read's measurements, published as one EMF document when it finishes. */
+export interface MeasuredRead {
+  /** One event posted to its audience: a document of its own, with the dimension kind. */
+  delivered(kind: ListenerEventKind, delivery: DeliveryFigures, startedAt: number): void;
+  /** `ok` false for a read that failed: no heartbeat then. */
+  finished(ok: boolean): void;
+}
+
+/**
+ * The listener's metrics. It is a long-running process, not a Lambda, so it
+ * publishes itself (Powertools' manual flush): one document per read, one per
+ * event. Each metric appears once per document, so both EMF extraction and a
+ * log metric filter read them.
+ */
+export function listenerMetrics(target: Metrics = createMetrics(), now: () => number = () => performance.now()) {
+  let pending = 0;
+  let pendingSince: number | undefined;
+  const add = (name: MetricName, value: number) => target.addMetric(name, metricCatalog[name].unit, value);
+  return {
+    notified(): void {
+      pending++;
+      pendingSince ??= now();
+    },
+    /** Takes over the notifications received so far: this read answers them. */
+    readStarted(): MeasuredRead {
+      const started = now();
+      const notifications = pending;
+      const since = pendingSince;
+      pending = 0;
+      pendingSince = undefined;
+      return {
+        delivered(kind, delivery, startedAt) {
+          publishWith(
+            { name: 'kind', value: kind },
+            { ListenerEvents: 1, ListenerFanOutTime: now() - startedAt, ListenerPostsSent: delivery.sent, ListenerGoneConnections: delivery.gone, ListenerFailedPosts: delivery.failed },
+          );
+        },
+        finished(ok) {
+          const ended = now();
+          add('ListenerReads', 1);
+          add('ListenerReadTime', ended - started);
+          add('ListenerNotifications', notifications);
+          if (ok) add('ListenerHeartbeat', 1);
+          if (ok && since !== undefined) add('ListenerLag', ended - since);
+          target.publishStoredMetrics();
+        },
+      };
+    },
+  };
+}
+
+export type ListenerMetrics = ReturnType<typeof listenerMetrics>;

@@ -1,0 +1,104 @@
+import type { ServerResponse } from 'node:http';
+
+/** One document of CloudWatch's embedded metric format, as Powertools Metrics prints it. */
+export interface EmfDocument {
+  _aws: {
+    Timestamp: number;
+    CloudWatchMetrics: { Namespace: string; Dimensions: string[][]; Metrics: { Name: string; Unit: string }[] }[];
+  };
+  [field: string]: unknown;
+}
+
+/** The EMF document a line of output holds, if it holds one. */
+export function parseEmf(line: string): EmfDocument | undefined {
+  if (!line.startsWith('{"_aws"')) return undefined;
+  try {
+    const parsed = JSON.parse(line) as EmfDocument;
+    return Array.isArray(parsed._aws?.CloudWatchMetrics) ? parsed : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+interface Series {
+  labels: Record<string, string>;
+  sum: number;
+  count: number;
+}
+
+interface Family {
+  name: string;
+  unit: string;
+  series: Map<string, Series>;
+}
+
+const snake = (name: string) => name.replace(/([a-z0-9])([A-Z])/g, '$1_$2').toLowerCase();
+const labelText = (labels: Record<string, string>) =>
+  Object.entries(labels)
+    .map(([key, value]) => `${key}="${value.replace(/\\/g, '\\\\').replace(/"/g, '\\"').replace(/\n/g, '\\n')}"`)
+    .join(',');
+
+/**
+ * The metrics of the EMF documents seen, as Prometheus text: a counter
+ * (`_total`) per Count metric, a summary (`_sum`, `_count`) per timing;
+ * one series per dimension set, as CloudWatch keeps one metric per set.
+ */
+export function metricsRegistry() {
+  const families = new Map<string, Family>();
+  const listeners = new Set<(document: EmfDocument, line: string) => void>();
+  const add = (document: EmfDocument, line: string) => {
+    for (const listener of listeners) listener(document, line);
+    for (const directive of document._aws.CloudWatchMetrics) {
+      for (const metric of directive.Metrics) {
+        const raw = document[metric.Name];
+        const values = (Array.isArray(raw) ? raw : [raw]).filter((value): value is number => typeof value === 'number');
+        const family = families.get(metric.Name) ?? { name: metric.Name, unit: metric.Unit, series: new Map() };
+        families.set(metric.Name, family);
+        for (const dimensionSet of directive.Dimensions) {
+          const labels = Object.fromEntries([...dimensionSet].sort().map((dimension) => [dimension, String(document[dimension] ?? '')]));
+          const key = labelText(labels);
+          const series = family.series.get(key) ?? { labels, sum: 0, count: 0 };
+          family.series.set(key, series);
+          for (const value of values) {
+            series.sum += value;
+            series.count++;
+          }
+        }
+      }
+    }
+  };
+  /** One series: the metric under exactly these dimensions; zeros when none was seen. */
+  const series = (name: string, labels: Record<string, string>): { sum: number; count: number } => {
+    const sorted = Object.fromEntries(Object.entries(labels).sort(([a], [b]) => a.localeCompare(b)));
+    const found = families.get(name)?.series.get(labelText(sorted));
+    return { sum: found?.sum ?? 0, count: found?.count ?? 0 };
+  };
+  const render = () => {
+    const lines: string[] = [];
+    for (const family of [...families.values()].sort((a, b) => a.name.localeCompare(b.name))) {
+      const counter = family.unit === 'Count';
+      const name = `hatchery_${snake(family.name)}${counter ? '_total' : `_${family.unit.toLowerCase()}`}`;
+      lines.push(`# TYPE ${name} ${counter ? 'counter' : 'summary'}`);
+      for (const series of family.series.values()) {
+        const labels = `{${labelText(series.labels)}}`;
+        if (counter) lines.push(`${name}${labels} ${series.sum}`);
+        else lines.push(`${name}_sum${labels} ${series.sum}`, `${name}_count${labels} ${series.count}`);
+      }
+    }
+    return `${lines.join('\n')}\n`;
+  };
+  /** Calls `listener` with every document from now on (and the line it came in); returns the undo. */
+  const subscribe = (listener: (document: EmfDocument, line: string) => void) => {
+    listeners.add(listener);
+    return () => listeners.delete(listener);
+  };
+  return { add, series, render, subscribe };
+}
+
+export type MetricsRegistry = ReturnType<typeof metricsRegistry>;
+
+/** GET /metrics on the local gateway. */
+export const serveMetrics = (registry: MetricsRegistry) => (_request: unknown, response: ServerResponse) => {
+  response.writeHead(200, { 'content-type': 'text/plain; version=0.0.4; charset=utf-8', 'cache-control': 'no-store' });
+  response.end(registry.render());
+};

@@ -1,0 +1,103 @@
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { httpRoutes, type HttpRoute } from '@hatchery/functions/routes';
+import { bundleHandlers, httpEvent, probe, repositoryRoot, tracingEnvironment, xrayDaemon, type Bundle, type Probe } from '../operations/lambda';
+import type { BenchSection } from './context';
+
+/**
+ * What metrics, tracing and the log context cost a function: bundle size,
+ * import and first call in fresh processes, and warm CPU per call, for this
+ * checkout in three modes beside the same functions built from
+ * BENCH_BASELINE_REF (default `main`), all in this run against the same stack.
+ */
+const runs = Number(process.env.BENCH_COLD_START_RUNS ?? 5);
+const warmCalls = Number(process.env.BENCH_WARM_CALLS ?? 300);
+const baselineRef = process.env.BENCH_BASELINE_REF ?? 'main';
+
+const routes: HttpRoute[] = [httpRoutes.listEditions, httpRoutes.getMe, httpRoutes.getSummary];
+
+/** The baseline's packages, exported from git into `dir` (no checkout, no change to the repository). */
+function exportBaseline(dir: string): string {
+  const commit = execFileSync('git', ['rev-parse', '--short', baselineRef], { cwd: repositoryRoot, encoding: 'utf8' }).trim();
+  mkdirSync(dir, { recursive: true });
+  execFileSync('sh', ['-c', `git archive ${commit} packages | tar -x -C ${JSON.stringify(dir)}`], { cwd: repositoryRoot });
+  return commit;
+}
+
+const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
+
+function summarize(probes: Probe[]): Probe {
+  const failed = probes.find((each) => each.error);
+  if (failed) return failed;
+  return {
+    importMs: median(probes.map((each) => each.importMs)),
+    firstCallMs: median(probes.map((each) => each.firstCallMs)),
+    warmCpuUs: median(probes.map((each) => each.warmCpuUs ?? 0)),
+    statusCode: probes.at(-1)!.statusCode,
+  };
+}
+
+export const observabilityBench: BenchSection = async ({ stack }) => {
+  const workdir = mkdtempSync(join(tmpdir(), 'hatchery-observability-'));
+  const daemon = await xrayDaemon();
+  try {
+    const baselineDir = join(workdir, 'baseline');
+    const commit = exportBaseline(baselineDir);
+    const head = await bundleHandlers(
+      routes.map((route) => route.handler),
+      join(workdir, 'head'),
+    );
+    const inBaseline = routes.filter((route) => existsSync(join(baselineDir, `${route.handler.slice(0, route.handler.lastIndexOf('.'))}.ts`)));
+    const baseline = await bundleHandlers(
+      inBaseline.map((route) => route.handler),
+      join(workdir, 'base'),
+      baselineDir,
+    );
+    const token = await stack.idp.signToken({ uid: 'bench-observability', email: 'bench-observability@example.com', name: 'Bench' });
+    const backing = {
+      DATABASE_URL: stack.databaseUrl,
+      DYNAMODB_ENDPOINT: stack.dynamoEndpoint,
+      IDP_PROJECT_ID: stack.idp.projectId,
+      IDP_JWKS_URL: `${stack.url}/.well-known/jwks.json`,
+      AWS_REGION: 'us-east-1',
+      AWS_ACCESS_KEY_ID: 'local',
+      AWS_SECRET_ACCESS_KEY: 'local',
+      // One request line per call, as deployed.
+      LOG_LEVEL: 'info',
+    };
+    const lambda = tracingEnvironment(daemon.port);
+    const modes: { name: string; env: Record<string, string>; bundles: Bundle[] }[] = [
+      { name: `baseline ${commit}`, env: { ...backing, ...lambda }, bundles: baseline },
+      { name: 'metrics, tracing off', env: { ...backing, ...lambda, POWERTOOLS_TRACE_ENABLED: 'false' }, bundles: head },
+      { name: 'metrics and tracing on', env: { ...backing, ...lambda }, bundles: head },
+      { name: 'metrics off, tracing off', env: { ...backing, ...lambda, POWERTOOLS_TRACE_ENABLED: 'false', POWERTOOLS_METRICS_DISABLED: 'true' }, bundles: head },
+    ];
+    console.log(`\nObservability cost per function (median of ${runs} fresh Node.js ${process.versions.node} processes; warm CPU over ${warmCalls} calls; Lambda's environment, X-Ray daemon stand-in)`);
+    console.log(`${'function'.padEnd(28)} ${'mode'.padEnd(28)} ${'KB'.padStart(6)} ${'gzip KB'.padStart(8)} ${'import ms'.padStart(10)} ${'1st call'.padStart(9)} ${'warm CPU µs'.padStart(12)} ${'status'.padStart(7)}`);
+    for (const route of routes) {
+      const event = httpEvent(route, route.auth === 'jwt' ? { token } : {});
+      const present = modes.flatMap((mode) => {
+        const bundle = mode.bundles.find((each) => each.handler === route.handler);
+        return bundle ? [{ ...mode, bundle, probes: [] as Probe[] }] : [];
+      });
+      // Round-robin, so that a machine that gets busier during the run weighs on every mode alike.
+      for (let i = 0; i < runs; i++) for (const mode of present) mode.probes.push((await probe(mode.bundle, event, mode.env, { warmCalls })).probe);
+      let reference: Probe | undefined;
+      for (const { bundle, probes, ...mode } of present) {
+        const result = summarize(probes);
+        reference ??= result;
+        const ratio = reference.warmCpuUs && result.warmCpuUs ? ` (${(result.warmCpuUs / reference.warmCpuUs).toFixed(2)}×)` : '';
+        console.log(
+          `${`${route.method} ${route.path}`.padEnd(28)} ${mode.name.padEnd(28)} ${(bundle.bytes / 1024).toFixed(0).padStart(6)} ${(bundle.gzipBytes / 1024).toFixed(0).padStart(8)} ` +
+            `${result.importMs?.toFixed(0).padStart(10) ?? '-'.padStart(10)} ${result.firstCallMs?.toFixed(0).padStart(9) ?? '-'.padStart(9)} ${`${result.warmCpuUs?.toFixed(0) ?? '-'}${ratio}`.padStart(12)} ${String(result.statusCode ?? result.error?.split('\n')[0]).padStart(7)}`,
+        );
+      }
+    }
+    console.log(`(×: warm CPU relative to the first row of the function; tracing's segments went to a local UDP socket: ${daemon.documents.length} received)`);
+  } finally {
+    await daemon.close();
+    rmSync(workdir, { recursive: true, force: true });
+  }
+};
