@@ -26,7 +26,7 @@ const buyer = `0x${'B'.repeat(40)}`;
 /** A client whose forge-requests endpoint answers `items`, counting the reads. */
 function clientAnswering(items: object[]) {
   const reads: string[] = [];
-  const fetch = (async (input: RequestInfo | URL) => {
+  const fetch = (async (input: string | URL | Request) => {
     reads.push(String(input));
     return new Response(JSON.stringify({ items, totalCount: items.length, page: 1, pageSize: 1 }));
   }) as typeof globalThis.fetch;

@@ -11,7 +11,7 @@ const page = () => new Response(JSON.stringify({ items: [], totalCount: 0, page:
 /** A fetch that answers from a script and records what it was asked. */
 function scripted(...answers: Array<() => Response>) {
   const requests: Request[] = [];
-  const fetch = vi.fn(async (input: RequestInfo | URL, init?: RequestInit) => {
+  const fetch = vi.fn(async (input: string | URL | Request, init?: RequestInit) => {
     requests.push(new Request(input, init));
     const answer = answers.shift();
     if (!answer) throw new Error('no more answers');
