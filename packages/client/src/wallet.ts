@@ -15,7 +15,8 @@ export interface EthersSignerLike {
 export interface ViemWalletClientLike {
   account?: { address: Hex } | undefined;
   getAddresses(): Promise<readonly Hex[]>;
-  signMessage(args: { account: Hex | { address: Hex }; message: string }): Promise<Hex>;
+  /** `account` is the client's own account or an address of its wallet; `never` lets any viem account type through. */
+  signMessage(args: { account: never; message: string }): Promise<Hex>;
 }
 /** A viem account (privateKeyToAccount, mnemonicToAccount, toAccount). */
 export interface ViemAccountLike {
@@ -48,7 +49,7 @@ export async function signingWith(signer: WalletSigner, address?: string): Promi
     const client = signer as ViemWalletClientLike;
     const account = client.account ?? ((address as Hex | undefined) ?? (await client.getAddresses())[0]);
     if (!account) throw new Error('The wallet client has no account');
-    return { address: typeof account === 'string' ? account : account.address, sign: (message) => client.signMessage({ account, message }) };
+    return { address: typeof account === 'string' ? account : account.address, sign: (message) => client.signMessage({ account: account as never, message }) };
   }
   if ('address' in signer && has(signer, 'signMessage')) {
     const account = signer as ViemAccountLike;
