@@ -50,7 +50,7 @@ describe.skipIf(!hasChromium)(`@hatchery/client in headless Chromium${needsChrom
       throw new Error(`${method} is not supported`);
     });
     await page.addInitScript(() => {
-      const page = window as unknown as { walletRequest(args: unknown): Promise<unknown>; ethereum: unknown };
+      const page = globalThis as unknown as { walletRequest(args: unknown): Promise<unknown>; ethereum: unknown };
       page.ethereum = { request: (args: unknown) => page.walletRequest(args) };
     });
     return account;
@@ -64,28 +64,28 @@ describe.skipIf(!hasChromium)(`@hatchery/client in headless Chromium${needsChrom
     await page.goto(`${app.origin}/`);
     const token = await stack.idp.signToken({ uid: `browser-${process.pid}`, email: `browser-${process.pid}@example.com`, name: 'Browser' });
     type Seen = { market: { count: number; maxBlock: string }[]; forge: unknown[]; restored: number; log: string[] };
-    const seen = () => page.evaluate(() => (window as unknown as { seen: Seen }).seen);
+    const seen = () => page.evaluate(() => (globalThis as unknown as { seen: Seen }).seen);
     const forgeNext = (wallet: string) =>
       page.evaluate(
-        (args) => (window as unknown as { forgeNext(args: unknown): Promise<{ source: string; requestId: string }> }).forgeNext(args),
+        (args) => (globalThis as unknown as { forgeNext(args: unknown): Promise<{ source: string; requestId: string }> }).forgeNext(args),
         { api: stack.url, wallet },
       );
 
-    const wallet = await page.evaluate((args) => (window as unknown as { run(args: unknown): Promise<string> }).run(args), { api: stack.url, token });
+    const wallet = await page.evaluate((args) => (globalThis as unknown as { run(args: unknown): Promise<string> }).run(args), { api: stack.url, token });
     expect(wallet).toBe(account.address.toLowerCase());
     const [row] = await stack.sql<{ wallet_address: string }>(`SELECT wallet_address FROM hatchery.accounts WHERE id = $1`, [`browser-${process.pid}`]);
     expect(row?.wallet_address).toBe(wallet);
 
     simulator = startSimulator(wallet);
     await expect(forgeNext(wallet)).resolves.toMatchObject({ source: 'event' });
-    await page.waitForFunction(() => (window as unknown as { seen: Seen }).seen.market.length > 0);
+    await page.waitForFunction(() => (globalThis as unknown as { seen: Seen }).seen.market.length > 0);
 
     // The WebSocket side goes away as a restarting server does: every connection closed, so the hub forgets their groups.
     for (const connection of stack.hub.connections.values()) connection.socket.close(1012, 'Service Restart');
-    await page.waitForFunction(() => (window as unknown as { seen: Seen }).seen.restored === 1);
+    await page.waitForFunction(() => (globalThis as unknown as { seen: Seen }).seen.restored === 1);
     const before = (await seen()).forge.length;
     // Only the restored subscription can bring these: nothing else subscribes the new connection.
-    await page.waitForFunction((count) => (window as unknown as { seen: Seen }).seen.forge.length > count, before);
+    await page.waitForFunction((count) => (globalThis as unknown as { seen: Seen }).seen.forge.length > count, before);
     await expect(forgeNext(wallet)).resolves.toMatchObject({ source: 'event' });
 
     simulator.kill('SIGTERM');
@@ -95,7 +95,7 @@ describe.skipIf(!hasChromium)(`@hatchery/client in headless Chromium${needsChrom
     const snapshot = await writer.snapshot().finally(() => writer.end());
     // The debounced listener ends on the market as it now is.
     await page.waitForFunction(
-      (expected) => JSON.stringify((window as unknown as { seen: Seen }).seen.market.at(-1)) === JSON.stringify(expected),
+      (expected) => JSON.stringify((globalThis as unknown as { seen: Seen }).seen.market.at(-1)) === JSON.stringify(expected),
       snapshot,
     );
     const { log } = await seen();
