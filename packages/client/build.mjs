@@ -1,5 +1,6 @@
 // The package's browser bundle: ESM, one file per entry point, @microsoft/signalr left to the app.
 // `npm run build -w @hatchery/client` writes dist/; tests and the size check build the same in memory.
+import { rm } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import * as esbuild from 'esbuild';
 
@@ -36,5 +37,7 @@ export async function minifiedWhole() {
 }
 
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
+  // Chunk names are content hashes: a stale one would ship beside the new.
+  await rm(buildOptions().outdir, { recursive: true, force: true });
   await esbuild.build(buildOptions());
 }
