@@ -13,14 +13,14 @@ import { indexer } from '../realtime/support';
 import { startTestStack, type TestStack } from '../support/stack';
 import { buildOptions } from '../../packages/client/build.mjs';
 import { serveAppPage, type AppPage } from './app-page';
-import { hasChromium, launchChromium, needsChromium, screenshotDir } from './chromium';
+import { hasChromium, launchChromium, needsChromium, type Browser } from '../browser/chromium';
 
 const root = join(import.meta.dirname, '..', '..');
 
 describe.skipIf(!hasChromium)(`@hatchery/client in headless Chromium${needsChromium}`, () => {
   let stack: TestStack;
   let app: AppPage;
-  let browser: Awaited<ReturnType<typeof launchChromium>>;
+  let browser: Browser;
   let simulator: ChildProcess | undefined;
 
   beforeAll(async () => {
@@ -36,11 +36,11 @@ describe.skipIf(!hasChromium)(`@hatchery/client in headless Chromium${needsChrom
     await app?.close();
   });
 
-  /** `npm run simulate` against the test stack: listings, sales, forge requests and fulfilments for `wallet`, one step every 250 ms. */
+  /** `npm run simulate` against the test stack (found through its data dir): listings, sales, forge requests and fulfilments for `wallet`, one step every 250 ms. */
   function startSimulator(wallet: string): ChildProcess {
     const child = spawn(process.execPath, ['--import', 'tsx', 'packages/local/src/simulate.ts', '--every', '250', '--wallet', wallet], {
       cwd: root,
-      env: { ...process.env, DATABASE_URL: stack.databaseUrl },
+      env: { ...process.env, HATCHERY_DATA_DIR: stack.dataDir },
       stdio: 'ignore',
     });
     return child;
@@ -61,7 +61,7 @@ describe.skipIf(!hasChromium)(`@hatchery/client in headless Chromium${needsChrom
   }
 
   it('links a wallet, subscribes, gets debounced marketChanged and forgeFulfilled, and survives a hub restart', { timeout: 120_000 }, async () => {
-    const page = await browser.context.newPage();
+    const page = await browser.newPage();
     const failures: string[] = [];
     page.on('pageerror', (error) => failures.push(String(error)));
     const account = await withWallet(page);
@@ -105,7 +105,7 @@ describe.skipIf(!hasChromium)(`@hatchery/client in headless Chromium${needsChrom
     const { log } = await seen();
     expect(log.indexOf('reconnected; subscriptions restored')).toBeGreaterThan(0);
     expect(log.slice(log.indexOf('reconnected; subscriptions restored')).some((line) => line.startsWith('forgeFulfilled'))).toBe(true);
-    await page.screenshot({ path: join(screenshotDir, 'client-browser.png') });
+    await browser.screenshot(page, 'client-browser');
     expect(failures).toEqual([]);
   });
 
@@ -141,7 +141,7 @@ describe.skipIf(!hasChromium)(`@hatchery/client in headless Chromium${needsChrom
         const request = { requestId: '777000001', buyer: wallet, tier: 1, block: '1' };
         await createIndexerSchema(writer.pool);
         await writer.requestForge(request);
-        const page = await browser.context.newPage();
+        const page = await browser.newPage();
         const failures: string[] = [];
         const lines: string[] = [];
         page.on('pageerror', (error) => failures.push(String(error)));
