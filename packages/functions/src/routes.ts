@@ -24,7 +24,7 @@ export interface HttpRoute {
   problems?: readonly number[];
   /** What a success carries: JSON by default (the handler's value, serialized); HTML and anything else the handler shapes itself. */
   produces?: 'application/json' | 'text/html' | 'other';
-  /** For paged lists: the read model's filter/sort fields and default order, which the OpenAPI document lists. */
+  /** For paged lists: the read model's filter/sort fields and default order, which the OpenAPI document lists and whose field types the typed client's filter builder reads. */
   list?: Pick<ListSource, 'fields' | 'order'>;
   /** Files the handler reads at run time; the deploy copies them beside its bundle (SST copyFiles, from the repository root). */
   copyFiles?: readonly { from: string; to: string }[];

@@ -30,7 +30,7 @@ export const editionFields = {
   distribution: { sql: 'distribution', type: 'integer' },
 } as const satisfies FieldMap;
 
-export const editionsSource: ListSource = {
+export const editionsSource = {
   name: 'editions',
   table: 'indexer.editions',
   select: `edition_id::text AS id, name, art_uri AS "artUri", health, skill, morale, rarity,
@@ -38,7 +38,7 @@ export const editionsSource: ListSource = {
     mint_end::text AS "mintEnd", price::text AS price, distribution, active`,
   fields: editionFields,
   order: { defaultOrder: [{ field: 'id', direction: 'asc' }], tieBreaker: { sql: 'edition_id', direction: 'asc' } },
-};
+} satisfies ListSource;
 
 export async function listEditions(request: PageQuery): Promise<Page<EditionDto>> {
   return readPage(editionsSource, request, toEditionDto);

@@ -20,14 +20,14 @@ export const forgeRequestFields = {
   requestId: { sql: 'request_id', type: 'bigint' },
 } as const satisfies FieldMap;
 
-export const forgeRequestsSource: ListSource = {
+export const forgeRequestsSource = {
   name: 'forge-requests',
   table: 'indexer.forge_requests',
   select: `request_id::text AS "requestId", tier, status, token_id::text AS "tokenId", edition_id::text AS "editionId",
     block_number::text AS "blockNumber"`,
   fields: forgeRequestFields,
   order: { defaultOrder: [{ field: 'requestId', direction: 'desc' }], tieBreaker: { sql: 'request_id', direction: 'desc' } },
-};
+} satisfies ListSource;
 
 /** Every status is served; only the buyer is fixed. */
 export const requestedBy = (buyer: string) => (params: Params) => [`buyer = ${params.add(indexerAddress(buyer))}`];

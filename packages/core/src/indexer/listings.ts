@@ -36,7 +36,7 @@ export const listingFields = {
   listedAtBlock: { sql: 'l.listed_at_block', type: 'bigint' },
 } as const satisfies FieldMap;
 
-export const listingsSource: ListSource = {
+export const listingsSource = {
   name: 'listings',
   table: 'indexer.listings l',
   // Both join on primary keys, so a count that names no joined field reads listings alone (its status index).
@@ -49,7 +49,7 @@ export const listingsSource: ListSource = {
     coalesce(e.morale, 0) AS morale`,
   fields: listingFields,
   order: { defaultOrder: [{ field: 'listedAtBlock', direction: 'desc' }], tieBreaker: { sql: 'l.token_id', direction: 'desc' } },
-};
+} satisfies ListSource;
 
 export const activeListings = (params: Params) => [`l.status = ${params.add(activeListingStatus)}`];
 

@@ -31,7 +31,7 @@ export const nftFields = {
   staked: { sql: 'n.staked', type: 'boolean' },
 } as const satisfies FieldMap;
 
-export const nftsSource: ListSource = {
+export const nftsSource = {
   name: 'nfts',
   table: 'indexer.nfts n',
   joins: 'LEFT JOIN indexer.editions e ON e.edition_id = n.edition_id',
@@ -40,7 +40,7 @@ export const nftsSource: ListSource = {
     coalesce(e.art_uri, '') AS "artUri", ${nftFields.rarity.sql} AS rarity, n.nft_name AS "nftName", n.staked`,
   fields: nftFields,
   order: { defaultOrder: [{ field: 'tokenId', direction: 'desc' }], tieBreaker: { sql: 'n.token_id', direction: 'desc' } },
-};
+} satisfies ListSource;
 
 /** SPEC.md: the owner match is case-insensitive, staked NFTs are included, burned ones never. */
 export const ownedNfts = (owner: string) => (params: Params) => [

@@ -22,14 +22,14 @@ export const saleFields = {
   blockNumber: { sql: 'block_number', type: 'bigint' },
 } as const satisfies FieldMap;
 
-export const salesSource: ListSource = {
+export const salesSource = {
   name: 'sales',
   table: 'indexer.sales',
   select: `token_id::text AS "tokenId", seller, buyer, price::text AS price, platform_fee::text AS "platformFee",
     royalty::text AS royalty, block_number::text AS "blockNumber"`,
   fields: saleFields,
   order: { defaultOrder: [{ field: 'blockNumber', direction: 'desc' }], tieBreaker: { sql: 'id', direction: 'desc' } },
-};
+} satisfies ListSource;
 
 export async function listSales(request: PageQuery): Promise<Page<SaleDto>> {
   return readPage(salesSource, request, toSaleDto);

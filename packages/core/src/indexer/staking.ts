@@ -26,14 +26,14 @@ export const stakingFields = {
   lastClaimAt: { sql: 'last_claim_at', type: 'bigint' },
 } as const satisfies FieldMap;
 
-export const stakingSource: ListSource = {
+export const stakingSource = {
   name: 'staking',
   table: 'indexer.staking_pairs',
   select: `pair_id::text AS "pairId", male_id::text AS "maleId", female_id::text AS "femaleId", matched,
     staked_at::text AS "stakedAt", last_claim_at::text AS "lastClaimAt", status`,
   fields: stakingFields,
   order: { defaultOrder: [{ field: 'stakedAt', direction: 'desc' }], tieBreaker: { sql: 'pair_id', direction: 'desc' } },
-};
+} satisfies ListSource;
 
 export const stakedBy = (staker: string) => (params: Params) => [
   `staker = ${params.add(indexerAddress(staker))}`,

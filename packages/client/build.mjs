@@ -1,0 +1,43 @@
+// The package's browser bundle: ESM, one file per entry point, @microsoft/signalr left to the app.
+// `npm run build -w @hatchery/client` writes dist/; tests and the size check build the same in memory.
+import { rm } from 'node:fs/promises';
+import { fileURLToPath } from 'node:url';
+import * as esbuild from 'esbuild';
+
+const source = (file) => fileURLToPath(new URL(`./src/${file}`, import.meta.url));
+
+export const entryPoints = { index: source('index.ts'), events: source('events.ts') };
+
+/** `platform: 'browser'` makes esbuild refuse a Node built-in anywhere in what browsers load. */
+export const buildOptions = (options = {}) => ({
+  entryPoints,
+  outdir: fileURLToPath(new URL('./dist', import.meta.url)),
+  bundle: true,
+  splitting: true,
+  format: 'esm',
+  platform: 'browser',
+  target: 'es2022',
+  external: ['@microsoft/signalr'],
+  logLevel: 'warning',
+  ...options,
+});
+
+/** Everything the package offers in one minified bundle, as an app that uses all of it ships it: gzip this for the size. */
+export async function minifiedWhole() {
+  const result = await esbuild.build({
+    ...buildOptions(),
+    entryPoints: undefined,
+    splitting: false,
+    outdir: undefined,
+    stdin: { contents: `export * from './index.ts'; export * from './events.ts';`, resolveDir: source('.'), loader: 'ts' },
+    minify: true,
+    write: false,
+  });
+  return result.outputFiles[0].contents;
+}
+
+if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
+  // Chunk names are content hashes: a stale one would ship beside the new.
+  await rm(buildOptions().outdir, { recursive: true, force: true });
+  await esbuild.build(buildOptions());
+}

@@ -1,0 +1,99 @@
+import type * as z from 'zod';
+import type { FieldMap } from '@hatchery/core/query/compile';
+import { filterText, orderText, type FieldsOf, type FilterInput, type ListRouteName, type OrderInput } from './filter';
+import { send, type HttpOptions } from './http';
+import type { RouteName, RouteTable } from './routes';
+import { wireRoutes } from './wire-routes';
+import { linkWallet, requireWalletLinked, type LinkedAccount, type LinkOptions, type LinkOutcome, type WalletSigner } from './wallet';
+
+type Schema<K extends RouteName, Part extends string> = RouteTable[K] extends { request: { [P in Part]: infer S extends z.ZodType } } ? S : never;
+type FieldsFor<K extends RouteName> = K extends ListRouteName ? FieldsOf<K> : FieldMap;
+
+/** Query parameters by their meaning (numbers as numbers), all optional; filter and orderBy also as builders. */
+type QueryInput<K extends RouteName> = [Schema<K, 'query'>] extends [never]
+  ? {}
+  : {
+      [P in keyof z.output<Schema<K, 'query'>>]?: P extends 'filter'
+        ? FilterInput<FieldsFor<K>>
+        : P extends 'orderBy'
+          ? OrderInput<FieldsFor<K>>
+          : Exclude<z.output<Schema<K, 'query'>>[P], undefined>;
+    };
+type PartInput<K extends RouteName, Part extends 'params' | 'body'> = [Schema<K, Part>] extends [never] ? {} : z.input<Schema<K, Part>>;
+
+/** One object: path parameters, then the query or the body, by name. */
+export type RouteInput<K extends RouteName> = PartInput<K, 'params'> & PartInput<K, 'body'> & QueryInput<K>;
+export type RouteOutput<K extends RouteName> = RouteTable[K] extends { response: infer S extends z.ZodType } ? z.output<S> : unknown;
+
+export interface CallOptions {
+  signal?: AbortSignal;
+}
+
+type NeedsInput<K extends RouteName> = {} extends RouteInput<K> ? false : true;
+export type RouteCall<K extends RouteName> =
+  NeedsInput<K> extends true
+    ? (input: RouteInput<K>, options?: CallOptions) => Promise<RouteOutput<K>>
+    : (input?: RouteInput<K>, options?: CallOptions) => Promise<RouteOutput<K>>;
+
+/** A typed call for every route of the server's route table. */
+export type Api = { readonly [K in RouteName]: RouteCall<K> };
+
+/** Opt-in validation of every success body (for example with the server's own zod schemas); none by default. */
+export type Validate = (route: RouteName, body: unknown) => unknown;
+
+export interface ClientOptions extends HttpOptions {
+  validate?: Validate;
+}
+
+export interface Client {
+  readonly api: Api;
+  readonly options: ClientOptions;
+  /** See wallet.ts linkWallet. */
+  linkWallet(signer: WalletSigner, options?: LinkOptions): Promise<LinkOutcome>;
+  /** See wallet.ts requireWalletLinked. */
+  requireWalletLinked(options?: { address?: string; signal?: AbortSignal }): Promise<LinkedAccount>;
+}
+
+function encodeQuery(input: Record<string, unknown>): Record<string, string> {
+  const query: Record<string, string> = {};
+  for (const [name, value] of Object.entries(input)) {
+    if (value === undefined) continue;
+    if (name === 'filter') query[name] = filterText(value as FilterInput<FieldMap>);
+    else if (name === 'orderBy') query[name] = orderText(value as OrderInput<FieldMap>);
+    else query[name] = String(value);
+  }
+  return query;
+}
+
+async function call(options: ClientOptions, name: RouteName, input: Record<string, unknown> = {}, callOptions: CallOptions = {}): Promise<unknown> {
+  const [method, template, auth, place] = wireRoutes[name];
+  const rest = { ...input };
+  const path = template.replace(/\{(\w+)\}/g, (_match, param: string) => {
+    const value = rest[param];
+    delete rest[param];
+    if (typeof value !== 'string') throw new TypeError(`${name}: '${param}' is required`);
+    return encodeURIComponent(value);
+  });
+  const body = await send(options, {
+    method,
+    path,
+    auth: auth === 'jwt',
+    query: place === 'query' ? encodeQuery(rest) : undefined,
+    body: place === 'body' ? rest : undefined,
+    signal: callOptions.signal,
+  });
+  return options.validate ? options.validate(name, body) : body;
+}
+
+export function createClient(options: ClientOptions): Client {
+  const api = Object.fromEntries(
+    Object.keys(wireRoutes).map((name) => [name, (input?: Record<string, unknown>, callOptions?: CallOptions) => call(options, name as RouteName, input, callOptions)]),
+  ) as unknown as Api;
+  const client: Client = {
+    api,
+    options,
+    linkWallet: (signer, linkOptions) => linkWallet(client, signer, linkOptions),
+    requireWalletLinked: (gateOptions) => requireWalletLinked(client, gateOptions),
+  };
+  return client;
+}

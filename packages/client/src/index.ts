@@ -1,0 +1,19 @@
+export { createClient, type Api, type CallOptions, type Client, type ClientOptions, type RouteCall, type RouteInput, type RouteOutput, type Validate } from './client';
+export { and, escapeValue, filter, or, type FieldBuilder, type Fields, type Filter, type FilterBuilders, type FilterInput, type OrderInput, type Sort } from './filter';
+export { HatcheryProblem, isProblem, retryAfterMs, type HttpOptions, type ProblemBody, type RetryOptions } from './http';
+export type { RouteName } from './routes';
+export {
+  linkWallet,
+  requireWalletLinked,
+  signingWith,
+  WalletGateError,
+  type Account,
+  type Eip1193Provider,
+  type EthersSignerLike,
+  type LinkedAccount,
+  type LinkOptions,
+  type LinkOutcome,
+  type ViemAccountLike,
+  type ViemWalletClientLike,
+  type WalletSigner,
+} from './wallet';

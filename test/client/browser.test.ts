@@ -1,0 +1,178 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { createServer } from 'node:http';
+import { join } from 'node:path';
+import * as esbuild from 'esbuild';
+import type { Page } from 'playwright-core';
+import { hexToBytes, type Hex } from 'viem';
+import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createIndexerSchema } from '@hatchery/core/indexer/schema';
+import { indexer } from '../realtime/support';
+import { startTestStack, type TestStack } from '../support/stack';
+import { buildOptions } from '../../packages/client/build.mjs';
+import { serveAppPage, type AppPage } from './app-page';
+import { hasChromium, launchChromium, needsChromium, type Browser } from '../browser/chromium';
+
+const root = join(import.meta.dirname, '..', '..');
+
+describe.skipIf(!hasChromium)(`@hatchery/client in headless Chromium${needsChromium}`, () => {
+  let stack: TestStack;
+  let app: AppPage;
+  let browser: Browser;
+  let simulator: ChildProcess | undefined;
+
+  beforeAll(async () => {
+    app = await serveAppPage();
+    // The page is another origin, allowed as a game's front end would be.
+    stack = await startTestStack({ env: { CORS_ORIGINS: app.origin } });
+    browser = await launchChromium();
+  });
+  afterAll(async () => {
+    simulator?.kill('SIGTERM');
+    await browser?.close();
+    await stack?.stop();
+    await app?.close();
+  });
+
+  /** `npm run simulate` against the test stack (found through its data dir): listings, sales, forge requests and fulfilments for `wallet`, one step every 250 ms. */
+  function startSimulator(wallet: string): ChildProcess {
+    const child = spawn(process.execPath, ['--import', 'tsx', 'packages/local/src/simulate.ts', '--every', '250', '--wallet', wallet], {
+      cwd: root,
+      env: { ...process.env, HATCHERY_DATA_DIR: stack.dataDir },
+      stdio: 'ignore',
+    });
+    return child;
+  }
+
+  /** A browser wallet: window.ethereum in the page, its keys (a viem account) outside it. */
+  async function withWallet(page: Page, account = privateKeyToAccount(generatePrivateKey())) {
+    await page.exposeFunction('walletRequest', async ({ method, params }: { method: string; params?: unknown[] }) => {
+      if (method === 'eth_requestAccounts') return [account.address];
+      if (method === 'personal_sign') return account.signMessage({ message: { raw: hexToBytes((params as [Hex])[0]) } });
+      throw new Error(`${method} is not supported`);
+    });
+    await page.addInitScript(() => {
+      const page = globalThis as unknown as { walletRequest(args: unknown): Promise<unknown>; ethereum: unknown };
+      page.ethereum = { request: (args: unknown) => page.walletRequest(args) };
+    });
+    return account;
+  }
+
+  it('links a wallet, subscribes, gets debounced marketChanged and forgeFulfilled, and survives a hub restart', { timeout: 120_000 }, async () => {
+    const page = await browser.newPage();
+    const failures: string[] = [];
+    page.on('pageerror', (error) => failures.push(String(error)));
+    const account = await withWallet(page);
+    await page.goto(`${app.origin}/`);
+    const token = await stack.idp.signToken({ uid: `browser-${process.pid}`, email: `browser-${process.pid}@example.com`, name: 'Browser' });
+    type Seen = { market: { count: number; maxBlock: string }[]; forge: unknown[]; restored: number; log: string[] };
+    const seen = () => page.evaluate(() => (globalThis as unknown as { seen: Seen }).seen);
+    const forgeNext = (wallet: string) =>
+      page.evaluate(
+        (args) => (globalThis as unknown as { forgeNext(args: unknown): Promise<{ source: string; requestId: string }> }).forgeNext(args),
+        { api: stack.url, wallet },
+      );
+
+    const wallet = await page.evaluate((args) => (globalThis as unknown as { run(args: unknown): Promise<string> }).run(args), { api: stack.url, token });
+    expect(wallet).toBe(account.address.toLowerCase());
+    const [row] = await stack.sql<{ wallet_address: string }>(`SELECT wallet_address FROM hatchery.accounts WHERE id = $1`, [`browser-${process.pid}`]);
+    expect(row?.wallet_address).toBe(wallet);
+
+    simulator = startSimulator(wallet);
+    await expect(forgeNext(wallet)).resolves.toMatchObject({ source: 'event' });
+    await page.waitForFunction(() => (globalThis as unknown as { seen: Seen }).seen.market.length > 0);
+
+    // The WebSocket side goes away as a restarting server does: every connection closed, so the hub forgets their groups.
+    for (const connection of stack.hub.connections.values()) connection.socket.close(1012, 'Service Restart');
+    await page.waitForFunction(() => (globalThis as unknown as { seen: Seen }).seen.restored === 1);
+    const before = (await seen()).forge.length;
+    // Only the restored subscription can bring these: nothing else subscribes the new connection.
+    await page.waitForFunction((count) => (globalThis as unknown as { seen: Seen }).seen.forge.length > count, before);
+    await expect(forgeNext(wallet)).resolves.toMatchObject({ source: 'event' });
+
+    simulator.kill('SIGTERM');
+    await once(simulator, 'exit');
+    simulator = undefined;
+    const writer = indexer(stack);
+    const snapshot = await writer.snapshot().finally(() => writer.end());
+    // The debounced listener ends on the market as it now is.
+    await page.waitForFunction(
+      (expected) => JSON.stringify((globalThis as unknown as { seen: Seen }).seen.market.at(-1)) === JSON.stringify(expected),
+      snapshot,
+    );
+    const { log } = await seen();
+    expect(log.indexOf('reconnected; subscriptions restored')).toBeGreaterThan(0);
+    expect(log.slice(log.indexOf('reconnected; subscriptions restored')).some((line) => line.startsWith('forgeFulfilled'))).toBe(true);
+    await browser.screenshot(page, 'client-browser');
+    expect(failures).toEqual([]);
+  });
+
+  it("runs the README's front-end example as written", { timeout: 120_000 }, async () => {
+    const readme = await readFile(join(root, 'README.md'), 'utf8');
+    const example = /## Using the client[\s\S]*?```js\n([\s\S]*?)```/.exec(readme)?.[1];
+    expect(example).toContain("from '@hatchery/client'");
+    // As the README has it: a folder inside the repository, the package built, the app bundled; served from the page's origin.
+    await esbuild.build(buildOptions());
+    const folder = await mkdtemp(join(root, 'test', '.readme-example-'));
+    try {
+      await writeFile(join(folder, 'app.js'), example!.replace("'http://127.0.0.1:3000'", JSON.stringify(stack.url)));
+      const bundle = await esbuild.build({ entryPoints: [join(folder, 'app.js')], bundle: true, format: 'esm', outdir: join(folder, 'www'), write: false, logLevel: 'warning' });
+      const files = new Map([
+        ['/', '<!doctype html><title>Hatchery example</title><script type="module" src="www/app.js"></script>'],
+        ['/www/app.js', bundle.outputFiles[0]!.text],
+      ]);
+      const server = createServer((request, response) => {
+        const body = files.get(request.url ?? '');
+        if (body === undefined) return void response.writeHead(404).end();
+        response.writeHead(200, { 'content-type': request.url === '/' ? 'text/html' : 'text/javascript' }).end(body);
+      });
+      // The origin the stack allows (the other page's server is closed for this).
+      await app.close();
+      const port = Number(new URL(app.origin).port);
+      await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve));
+      try {
+        const account = privateKeyToAccount(generatePrivateKey());
+        const wallet = account.address.toLowerCase();
+        // Market activity from the simulator (its forge requests are wallet 1's); the player's own forge request is written below.
+        simulator = startSimulator(`0x${'0'.repeat(39)}1`);
+        const writer = indexer(stack);
+        const request = { requestId: '777000001', buyer: wallet, tier: 1, block: '1' };
+        await createIndexerSchema(writer.pool);
+        await writer.requestForge(request);
+        const page = await browser.newPage();
+        const failures: string[] = [];
+        const lines: string[] = [];
+        page.on('pageerror', (error) => failures.push(String(error)));
+        page.on('console', (message) => lines.push(message.text()));
+        // The chain fulfils the request once the app has read it as open, in a block past the simulator's (the listener's cursor only moves on).
+        page.on('requestfinished', (finished) => {
+          if (finished.url().includes('/forge-requests')) void writer.fulfil({ ...request, tokenId: '777', editionId: '7', block: '1000000' });
+        });
+        await withWallet(page, account);
+        const token = await stack.idp.signToken({ uid: `example-${process.pid}`, email: `example-${process.pid}@example.com`, name: 'Example' });
+        // Firebase Auth's shape: currentUser.getIdToken().
+        await page.addInitScript((idToken) => {
+          (globalThis as unknown as { auth: unknown }).auth = { currentUser: { getIdToken: async () => idToken } };
+        }, token);
+        await page.goto(`${app.origin}/`);
+        // Told by the event; by the endpoint 45 s later only if the event went by while the app read the list.
+        await expect
+          .poll(() => lines.find((line) => line.startsWith('forged')) ?? failures[0], { timeout: 100_000 })
+          .toMatch(/^forged \{requestId: '?777000001'?, tokenId: '?777'?, editionId: '?7'?, source: '?(event|api)'?\}/);
+        await writer.end();
+        await expect.poll(() => lines.some((line) => line.startsWith('reload listings')), { timeout: 30_000 }).toBe(true);
+        expect(lines.find((line) => / listings, first /.test(line))).toBeDefined();
+        expect(failures).toEqual([]);
+        const [row] = await stack.sql<{ wallet_address: string }>(`SELECT wallet_address FROM hatchery.accounts WHERE id = $1`, [`example-${process.pid}`]);
+        expect(row?.wallet_address).toBe(account.address.toLowerCase());
+      } finally {
+        server.closeAllConnections();
+        await new Promise((resolve) => server.close(resolve));
+      }
+    } finally {
+      await rm(folder, { recursive: true, force: true });
+    }
+  });
+});

@@ -1,0 +1,33 @@
+import { readFile } from 'node:fs/promises';
+import { gzipSync } from 'node:zlib';
+import * as esbuild from 'esbuild';
+import { describe, expect, it } from 'vitest';
+import { buildOptions, minifiedWhole } from '../../packages/client/build.mjs';
+import { wireTable, wireTableFile } from '../../packages/client/scripts/generate-routes';
+
+describe('@hatchery/client as published', () => {
+  it('is at most 10 KB min+gzip without @microsoft/signalr', async () => {
+    const bundle = await minifiedWhole();
+    const gzipped = gzipSync(bundle, { level: 9 }).length;
+    console.log(`@hatchery/client: ${bundle.length} bytes minified, ${gzipped} bytes min+gzip (without @microsoft/signalr)`);
+    expect(gzipped).toBeLessThanOrEqual(10 * 1024);
+    const text = new TextDecoder().decode(bundle);
+    // signalr stays the app's (a peer dependency); zod and the server's code never reach the browser.
+    expect(text).toMatch(/from"@microsoft\/signalr"/);
+    expect(text).not.toMatch(/ZodError|node:|pg-pool|middy/);
+  });
+
+  it('builds for the browser: a Node built-in anywhere in it would fail the build', async () => {
+    const result = await esbuild.build({ ...buildOptions(), write: false, metafile: true });
+    expect(result.errors).toEqual([]);
+    const inputs = Object.keys(result.metafile!.inputs);
+    expect(inputs.every((input) => input.startsWith('packages/client/src/'))).toBe(true);
+    await expect(
+      esbuild.build({ ...buildOptions(), write: false, stdin: { contents: `import 'node:crypto'`, loader: 'ts' }, entryPoints: undefined, splitting: false, outdir: undefined, logLevel: 'silent' }),
+    ).rejects.toThrow(/node:crypto/);
+  });
+
+  it("carries the route table's methods, paths and auth as generated from it", async () => {
+    expect(await readFile(wireTableFile, 'utf8')).toBe(wireTable());
+  });
+});
