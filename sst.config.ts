@@ -24,6 +24,9 @@ export default $config({
     const { createHub } = await import('./infra/hub');
     const { createListener } = await import('./infra/listener');
     const { createRouter } = await import('./infra/router');
+    const { createFanOut } = await import('./infra/fan-out');
+    const { createAlarms } = await import('./infra/alarms');
+    const { metricsNamespace } = await import('./infra/functions');
     const { hubPath } = await import('./packages/functions/src/routes/realtime');
 
     const settings = deploySettings();
@@ -32,11 +35,20 @@ export default $config({
     const database = createDatabase(vpc, settings);
     const table = createTable();
     const context = functionContext(vpc, database.url, table, secrets);
-    createMigrations(context, database);
-    const api = createHttpApi(context, settings);
-    const hub = createHub(context, settings);
-    createListener(vpc, database.url, table, hub, settings);
+    const { migrator } = createMigrations(context, database);
+    const { api, functions: apiFunctions } = createHttpApi(context, settings);
+    const { hub, functions: hubFunctions } = createHub(context, settings);
+    const fanOut = createFanOut(context, hub);
+    createListener(vpc, database.url, table, hub, fanOut, settings);
     const router = createRouter(api, hub, secrets, settings);
+    createAlarms(
+      {
+        namespace: metricsNamespace(),
+        functions: [...apiFunctions, ...hubFunctions, { name: 'Migrator', functionName: migrator.name }, { name: 'FanOut', functionName: fanOut.name }],
+        proxyName: database.proxyName,
+      },
+      settings,
+    );
 
     return {
       /** The base URL of the HTTP API. */

@@ -1,4 +1,5 @@
 import { httpRoutes, type HttpRoute } from '@hatchery/functions/routes';
+import type { ObservedFunction } from './alarms';
 import { lambda, sizing, type FunctionContext } from './functions';
 import { stageThrottling, type DeploySettings } from './settings';
 
@@ -14,7 +15,7 @@ export const routeKey = (route: HttpRoute): string => `${route.method} ${route.p
  * itself and drops the handlers' CORS headers, and SST's `cors: false` still
  * writes an empty one, so the API's args lose it.
  */
-export function createHttpApi(context: FunctionContext, settings: DeploySettings): sst.aws.ApiGatewayV2 {
+export function createHttpApi(context: FunctionContext, settings: DeploySettings): { api: sst.aws.ApiGatewayV2; functions: ObservedFunction[] } {
   const api = new sst.aws.ApiGatewayV2('Api', {
     cors: false,
     accessLog: { retention: '1 month' },
@@ -27,9 +28,11 @@ export function createHttpApi(context: FunctionContext, settings: DeploySettings
       },
     },
   });
+  const functions: ObservedFunction[] = [];
   for (const route of Object.values<HttpRoute>(httpRoutes)) {
     const copyFiles = route.copyFiles?.map((file) => ({ ...file }));
-    api.route(routeKey(route), lambda(route.handler, context, sizing.http, `${routeKey(route)}: ${route.summary}`, { copyFiles }), { auth: false });
+    const added = api.route(routeKey(route), lambda(route.handler, context, sizing.http, `${routeKey(route)}: ${route.summary}`, { copyFiles }), { auth: false });
+    functions.push({ name: routeKey(route), functionName: added.nodes.function.name });
   }
-  return api;
+  return { api, functions };
 }

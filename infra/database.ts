@@ -8,6 +8,8 @@ export interface Database {
   url: DatabaseUrl;
   /** The created database, for what must wait until it (and its proxy's target) exists; none for an existing database. */
   instance?: sst.aws.Postgres;
+  /** Its RDS Proxy's name, which the proxy's CloudWatch metrics are keyed by. */
+  proxyName?: string;
 }
 
 /**
@@ -24,6 +26,8 @@ export function createDatabase(vpc: sst.aws.Vpc, settings: DeploySettings): Data
   const name = linkedResources.DATABASE_URL.name;
   if (settings.existingDatabase) return { url: new sst.Secret(name) };
   const snapshotSuffix = new random.RandomId('DatabaseFinalSnapshotSuffix', { byteLength: 4 });
+  // Named here (SST would generate one) so the alarms can name its metrics; RDS allows 60 characters.
+  const proxyName = `${$app.name}-${$app.stage}-proxy`.slice(0, 60);
   const instance = new sst.aws.Postgres('Database', {
     vpc,
     proxy: true,
@@ -32,11 +36,14 @@ export function createDatabase(vpc: sst.aws.Vpc, settings: DeploySettings): Data
         args.skipFinalSnapshot = false;
         args.finalSnapshotIdentifier = $interpolate`${$app.name}-${$app.stage}-final-${snapshotSuffix.hex}`;
       },
+      proxy: (args) => {
+        args.name = proxyName;
+      },
     },
   });
   const user = instance.username.apply(encodeURIComponent);
   const password = instance.password.apply(encodeURIComponent);
   // RDS Proxy presents an ACM certificate, which Node's default CAs verify.
   const value = $interpolate`postgres://${user}:${password}@${instance.host}:${instance.port}/${instance.database}?sslmode=verify-full`;
-  return { url: new sst.Linkable(name, { properties: { value } }), instance };
+  return { url: new sst.Linkable(name, { properties: { value } }), instance, proxyName };
 }

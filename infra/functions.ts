@@ -16,7 +16,12 @@ export const sizing = {
   http: { memory: '1024 MB', timeout: '15 seconds' },
   hub: { memory: '512 MB', timeout: '10 seconds' },
   migrator: { memory: '512 MB', timeout: '5 minutes' },
+  /** One full vCPU (1,769 MB): posting is CPU-bound in the SDK. The timeout is limits.hub.shardTimeoutMs. */
+  fanOut: { memory: '1769 MB', timeout: '30 seconds' },
 } as const satisfies Record<string, Pick<sst.aws.FunctionArgs, 'memory' | 'timeout'>>;
+
+/** The CloudWatch namespace of the service's metrics: one per stage, so stages sharing an account stay apart. */
+export const metricsNamespace = (): string => `Hatchery/${$app.stage}`;
 
 /** AWS Lambda's limit on a function's description (CreateFunction rejects a longer one). */
 export const lambdaDescriptionLimit = 256;
@@ -48,7 +53,7 @@ export function lambda(
   context: FunctionContext,
   size: (typeof sizing)[keyof typeof sizing],
   description: string,
-  extra: Omit<sst.aws.FunctionArgs, 'handler' | 'vpc' | 'link' | 'memory' | 'timeout' | 'description' | 'transform'> = {},
+  extra: Omit<sst.aws.FunctionArgs, 'handler' | 'vpc' | 'link' | 'memory' | 'timeout' | 'description'> = {},
 ): sst.aws.FunctionArgs {
   return {
     handler,
@@ -58,8 +63,9 @@ export function lambda(
     nodejs: { format: 'esm', minify: true },
     vpc: context.vpc,
     link: context.link,
-    transform: lambdaOnlyTrust,
     ...size,
     ...extra,
+    environment: { METRICS_NAMESPACE: metricsNamespace(), ...extra.environment },
+    transform: { ...extra.transform, ...lambdaOnlyTrust },
   };
 }

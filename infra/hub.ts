@@ -1,4 +1,5 @@
 import { wsRoutes } from '@hatchery/functions/routes/realtime';
+import type { ObservedFunction } from './alarms';
 import { lambda, sizing, type FunctionContext } from './functions';
 import { stageThrottling, type DeploySettings } from './settings';
 
@@ -14,7 +15,7 @@ export function manageConnections(hub: sst.aws.ApiGatewayWebSocket): sst.aws.Fun
  * API, like the listener, so every hub function gets the API's management
  * endpoint and the permission to use it; no route needs a route response.
  */
-export function createHub(context: FunctionContext, settings: DeploySettings): sst.aws.ApiGatewayWebSocket {
+export function createHub(context: FunctionContext, settings: DeploySettings): { hub: sst.aws.ApiGatewayWebSocket; functions: ObservedFunction[] } {
   const hub = new sst.aws.ApiGatewayWebSocket('Hub', {
     accessLog: { retention: '1 month' },
     transform: {
@@ -23,14 +24,16 @@ export function createHub(context: FunctionContext, settings: DeploySettings): s
       },
     },
   });
+  const functions: ObservedFunction[] = [];
   for (const route of wsRoutes) {
-    hub.route(
+    const added = hub.route(
       route.routeKey,
       lambda(route.handler, context, sizing.hub, `Realtime hub ${route.routeKey}`, {
         environment: { WEBSOCKET_MANAGEMENT_ENDPOINT: hub.managementEndpoint },
         permissions: [manageConnections(hub)],
       }),
     );
+    functions.push({ name: `Hub ${route.routeKey}`, functionName: added.nodes.function.name });
   }
-  return hub;
+  return { hub, functions };
 }

@@ -1,4 +1,5 @@
 import type { DatabaseUrl } from './database';
+import { metricsNamespace } from './functions';
 import { manageConnections } from './hub';
 import type { DeploySettings } from './settings';
 
@@ -22,6 +23,7 @@ export function createListener(
   databaseUrl: DatabaseUrl,
   table: sst.aws.Dynamo,
   hub: sst.aws.ApiGatewayWebSocket,
+  fanOut: sst.aws.Function,
   settings: DeploySettings,
 ): sst.aws.Service {
   const cluster = new sst.aws.Cluster('Cluster', {
@@ -38,16 +40,18 @@ export function createListener(
     cluster,
     image: listenerImage,
     architecture: 'x86_64',
-    // The fan-out is CPU-bound in the SDK (~0.26 ms per PostToConnection measured locally):
-    // 10,000 connections need a whole vCPU to stay near the 2 s goal.
+    // The listener posts small audiences and forgeFulfilled itself; large broadcasts go to the fan-out function.
+    // Posting is CPU-bound in the SDK (~0.26 ms per PostToConnection measured locally).
     cpu: '1 vCPU',
     memory: '2 GB',
     scaling: { min: settings.listenerTasks, max: settings.listenerTasks },
-    link: [databaseUrl, table],
+    // Linking the fan-out function names it (FANOUT_FUNCTION_NAME) and grants lambda:InvokeFunction on it.
+    link: [databaseUrl, table, fanOut],
     permissions: [manageConnections(hub)],
     environment: {
       WEBSOCKET_MANAGEMENT_ENDPOINT: hub.managementEndpoint,
       AWS_REGION: aws.getRegionOutput().region,
+      METRICS_NAMESPACE: metricsNamespace(),
     },
   });
 }

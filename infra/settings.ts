@@ -17,6 +17,15 @@ const settingsSchema = z.object({
   HATCHERY_NAT: z.enum(['managed', 'ec2']).default('managed'),
   /** A second listener task as a warm standby; the advisory lock lets only one fan out. */
   HATCHERY_LISTENER_STANDBY: flag,
+  /** README "Operating Hatchery": the alarms' thresholds, and who is emailed when one fires. */
+  HATCHERY_ALARM_EMAIL: z.string().email().optional(),
+  HATCHERY_ALARM_5XX_RATE: z.coerce.number().min(0).max(1).default(0.05),
+  HATCHERY_ALARM_P99_LATENCY_MS: z.coerce.number().positive().default(2000),
+  HATCHERY_ALARM_LAMBDA_ERRORS: z.coerce.number().int().min(0).default(0),
+  HATCHERY_ALARM_LAMBDA_THROTTLES: z.coerce.number().int().min(0).default(0),
+  HATCHERY_ALARM_HEARTBEAT_MINUTES: z.coerce.number().int().min(1).default(3),
+  HATCHERY_ALARM_LISTENER_LAG_MS: z.coerce.number().positive().default(10_000),
+  HATCHERY_ALARM_DB_CONNECTIONS_PERCENT: z.coerce.number().min(1).max(100).default(80),
 });
 
 export interface DeploySettings {
@@ -30,6 +39,16 @@ export interface DeploySettings {
    * the config as SST_SECRET_<Name>, so the choice is kept with the stage.
    */
   existingDatabase: boolean;
+  alarms: {
+    email?: string;
+    http5xxRate: number;
+    p99LatencyMs: number;
+    lambdaErrors: number;
+    lambdaThrottles: number;
+    heartbeatMinutes: number;
+    listenerLagMs: number;
+    databaseConnectionsPercent: number;
+  };
 }
 
 export function deploySettings(env: NodeJS.ProcessEnv = process.env): DeploySettings {
@@ -44,6 +63,16 @@ export function deploySettings(env: NodeJS.ProcessEnv = process.env): DeploySett
     nat: settings.HATCHERY_NAT,
     listenerTasks: settings.HATCHERY_LISTENER_STANDBY ? 2 : 1,
     existingDatabase: env[`SST_SECRET_${linkedResources.DATABASE_URL.name}`] !== undefined,
+    alarms: {
+      email: settings.HATCHERY_ALARM_EMAIL,
+      http5xxRate: settings.HATCHERY_ALARM_5XX_RATE,
+      p99LatencyMs: settings.HATCHERY_ALARM_P99_LATENCY_MS,
+      lambdaErrors: settings.HATCHERY_ALARM_LAMBDA_ERRORS,
+      lambdaThrottles: settings.HATCHERY_ALARM_LAMBDA_THROTTLES,
+      heartbeatMinutes: settings.HATCHERY_ALARM_HEARTBEAT_MINUTES,
+      listenerLagMs: settings.HATCHERY_ALARM_LISTENER_LAG_MS,
+      databaseConnectionsPercent: settings.HATCHERY_ALARM_DB_CONNECTIONS_PERCENT,
+    },
   };
 }
 

@@ -9,7 +9,7 @@ import * as z from 'zod';
 import { createTableInput } from '@hatchery/core/dynamo/table';
 import { originVerifyHeader } from '@hatchery/core/origin-verify';
 import { httpRoutes, type HttpRoute } from '@hatchery/functions/routes';
-import type { WsEvent } from '@hatchery/functions/routes/realtime';
+import { fanOutHandler, type WsEvent } from '@hatchery/functions/routes/realtime';
 import { demoAddress } from '@hatchery/local/demo-data';
 import { deployedFunctions, only, routesOf, state, type DeployedFunction } from './sst/deployed';
 import { runDeploy } from './sst/run';
@@ -27,7 +27,7 @@ export interface Backing {
 /** A deployed function, with what it serves and the code Lambda would be given, unpacked. */
 export interface ColdStartTarget {
   key: string;
-  via: 'http' | 'hub' | 'migrator';
+  via: 'http' | 'hub' | 'fanOut' | 'migrator';
   fn: DeployedFunction;
   taskRoot: string;
   bundle: Bundle;
@@ -65,7 +65,7 @@ export async function deployForColdStarts(backing: Backing, workdir: string): Pr
         await run('unzip', ['-q', '-o', fn.build.zip, '-d', taskRoot]);
         const file = join(taskRoot, `${fn.lambda.handler.slice(0, fn.lambda.handler.lastIndexOf('.'))}.mjs`);
         const bytes = statSync(file).size;
-        const role = served.get(fn.id) ?? { key: `Function ${fn.id}`, via: 'migrator' as const };
+        const role = served.get(fn.id) ?? { key: `Function ${fn.id}`, via: fn.build.source === fanOutHandler ? ('fanOut' as const) : ('migrator' as const) };
         return { ...role, fn, taskRoot, bundle: { file, bytes, gzipBytes: gzipSync(readFileSync(file)).length } };
       }),
     );
@@ -236,7 +236,7 @@ async function probeMedian(times: number, once: () => Promise<Probe>): Promise<P
 export async function measureColdStarts(backing: Backing, workdir: string, migrationDatabaseUrl: string, times = 1): Promise<ColdStart[]> {
   const targets = await deployForColdStarts(backing, workdir);
   const routes = new Map(Object.values<HttpRoute>(httpRoutes).map((route) => [`${route.method} ${route.path}`, route]));
-  const order = (target: ColdStartTarget) => ['http', 'hub', 'migrator'].indexOf(target.via) * 10 + ['$connect', '$default', '$disconnect'].indexOf(target.key);
+  const order = (target: ColdStartTarget) => ['http', 'hub', 'fanOut', 'migrator'].indexOf(target.via) * 10 + ['$connect', '$default', '$disconnect'].indexOf(target.key);
   const managementEndpoint = { WEBSOCKET_MANAGEMENT_ENDPOINT: backing.managementEndpoint };
   const rows: ColdStart[] = [];
   for (const target of [...targets].sort((a, b) => order(a) - order(b) || a.key.localeCompare(b.key))) {
@@ -250,6 +250,11 @@ export async function measureColdStarts(backing: Backing, workdir: string, migra
       const event = hubEvent(target.key, throughRouter(target));
       const measured = await probeMedian(times, () => probe(target, backing, { event, overrides: managementEndpoint }));
       rows.push({ key: target.key, handler, bundle: target.bundle, probe: measured, expectedStatus: 200 });
+    } else if (target.via === 'fanOut') {
+      // One shard of a broadcast, as the listener hands it out; the deployed table holds no connections.
+      const event = { shard: 0, frame: '{"type":1,"target":"marketChanged","arguments":[{"count":0,"maxBlock":"0"}]}\u001e' };
+      const measured = await probeMedian(times, () => probe(target, backing, { event, overrides: managementEndpoint }));
+      rows.push({ key: target.key, handler, bundle: target.bundle, probe: measured });
     } else {
       const measured = await probeMedian(times, () => probe(target, backing, { event: {}, overrides: { DATABASE_URL: migrationDatabaseUrl } }));
       rows.push({ key: target.key, handler, bundle: target.bundle, probe: measured });

@@ -13,7 +13,7 @@ import { createTableInput, tableDefinition } from '@hatchery/core/dynamo/table';
 import { limits } from '@hatchery/core/limits';
 import { originVerifyHeader } from '@hatchery/core/origin-verify';
 import { httpRoutes, type HttpRoute } from '@hatchery/functions/routes';
-import { hubPath, wsRoutes } from '@hatchery/functions/routes/realtime';
+import { fanOutHandler, hubPath, wsRoutes } from '@hatchery/functions/routes/realtime';
 import type { DeployResult } from './sst/deploy';
 import { deployedFunctions, inputs, ofType, only, plainStrings, reveal, routesOf, state, type DeployedFunction } from './sst/deployed';
 import { ensurePlatform } from './sst/platform';
@@ -31,7 +31,19 @@ const variants = {
   prod: { stage: 'prod', env: secrets },
   existingDatabase: { stage: 'dev', env: { ...secrets, SST_SECRET_DatabaseUrl: existingDatabaseUrl } },
   /** Every other choice at once: NAT instances, the standby listener, lower limits. */
-  tuned: { stage: 'dev', env: { ...secrets, HATCHERY_NAT: 'ec2', HATCHERY_LISTENER_STANDBY: 'true', IP_RATE_LIMIT_PER_SECOND: '20', API_RATE_LIMIT_PER_SECOND: '300' } },
+  tuned: {
+    stage: 'dev',
+    env: {
+      ...secrets,
+      HATCHERY_NAT: 'ec2',
+      HATCHERY_LISTENER_STANDBY: 'true',
+      IP_RATE_LIMIT_PER_SECOND: '20',
+      API_RATE_LIMIT_PER_SECOND: '300',
+      HATCHERY_ALARM_EMAIL: 'oncall@example.com',
+      HATCHERY_ALARM_5XX_RATE: '0.01',
+      HATCHERY_ALARM_LISTENER_LAG_MS: '5000',
+    },
+  },
   wafOff: { stage: 'dev', env: { ...secrets, IP_RATE_LIMIT_PER_SECOND: '0' } },
   missingSecret: { stage: 'dev', env: { SST_SECRET_CorsOrigins: '' } },
   invalidSetting: { stage: 'dev', env: { ...secrets, HATCHERY_NAT: 'nat-gateway' } },
@@ -149,10 +161,11 @@ describe('every function', () => {
   it('runs Node.js 24 on arm64 with its size, its minified ESM bundle, inside AWS’s limits', () => {
     const result = deployed('dev');
     const functions = deployedFunctions(result);
-    expect(functions).toHaveLength(routeTable.length + wsRoutes.length + 1);
+    expect(functions).toHaveLength(routeTable.length + wsRoutes.length + 2);
     const hub = new Set([...routesOf(result, hubApi(result)).values()].map((each) => each.fn.id));
+    const sizes: Record<string, { memorySize: number; timeout: number }> = { Migrator: { memorySize: 512, timeout: 300 }, FanOut: { memorySize: 1769, timeout: limits.hub.shardTimeoutMs / 1000 } };
     for (const fn of functions) {
-      const size = fn.id === 'Migrator' ? { memorySize: 512, timeout: 300 } : hub.has(fn.id) ? { memorySize: 512, timeout: 10 } : { memorySize: 1024, timeout: 15 };
+      const size = sizes[fn.id] ?? (hub.has(fn.id) ? { memorySize: 512, timeout: 10 } : { memorySize: 1024, timeout: 15 });
       expect(fn.lambda, fn.id).toMatchObject({ runtime: 'nodejs24.x', architectures: ['arm64'], packageType: 'Zip', ...size });
       // AWS's limits: CreateFunction rejects a longer description, a larger environment, a longer name.
       expect(fn.lambda.description?.length ?? 0, fn.id).toBeLessThanOrEqual(256);
@@ -174,7 +187,7 @@ describe('every function', () => {
 
   it('gives each request’s retries and the token check room to answer inside the function’s timeout', () => {
     // The JWKS fetch (3 s) and the rest of the request besides the database's bound.
-    for (const fn of deployedFunctions(deployed('dev')).filter((each) => each.id !== 'Migrator')) {
+    for (const fn of deployedFunctions(deployed('dev')).filter((each) => !['Migrator', 'FanOut'].includes(each.id))) {
       expect(attemptBoundMs).toBeLessThanOrEqual(limits.database.unavailableWithinMs);
       expect(limits.database.unavailableWithinMs + 3_000, fn.id).toBeLessThan(fn.lambda.timeout * 1000);
     }
@@ -309,6 +322,22 @@ describe('the listener', () => {
     expect(allows(statements, 'dynamodb:Query', String(state(only(result, 'aws:dynamodb/table:Table')).arn))).toBe(true);
   });
 
+  it('hands large broadcasts to the fan-out function: asynchronous invocations it may make, retried twice, each shard posted through the management API', () => {
+    const result = deployed('dev');
+    const fanOut = deployedFunctions(result).find((fn) => fn.build.source === fanOutHandler)!;
+    expect(fanOut.id).toBe('FanOut');
+    expect(listenerConfig(result).FANOUT_FUNCTION_NAME).toBe(fanOut.lambda.name);
+    const taskRole = ofType(result, 'aws:iam/role:Role').find((role) => role.name === 'ListenerTaskRole')!;
+    const statements = (inputs<{ inlinePolicies: { policy: string }[] }>(taskRole).inlinePolicies ?? []).flatMap((policy) => (JSON.parse(policy.policy) as { Statement: DeployedFunction['statements'] }).Statement);
+    expect(allows(statements, 'lambda:InvokeFunction', fanOut.arn)).toBe(true);
+    const executionArn = String(state(hubApi(result)).executionArn);
+    expect(allows(fanOut.statements, 'execute-api:ManageConnections', `${executionArn}/$default/POST/@connections/abc=`)).toBe(true);
+    expect(allows(fanOut.statements, 'dynamodb:Query', String(state(only(result, 'aws:dynamodb/table:Table')).arn))).toBe(true);
+    expect(lambdaConfig(fanOut).WEBSOCKET_MANAGEMENT_ENDPOINT).toMatch(/execute-api/);
+    const invokeConfig = ofType(result, 'aws:lambda/functionEventInvokeConfig:FunctionEventInvokeConfig').map((each) => inputs(each));
+    expect(invokeConfig).toEqual([expect.objectContaining({ functionName: fanOut.lambda.name, maximumRetryAttempts: limits.hub.shardRetries, maximumEventAgeInSeconds: 300 })]);
+  });
+
   it('adds a warm standby task when asked', () => {
     expect(inputs(only(deployed('tuned'), 'aws:appautoscaling/target:Target'))).toMatchObject({ minCapacity: 2, maxCapacity: 2 });
   });
@@ -422,6 +451,45 @@ describe('the router', () => {
     const result = deployed('dev');
     const domain = String(state(only(result, 'aws:cloudfront/distribution:Distribution')).domainName);
     expect(reveal(result.outputs)).toMatchObject({ url: `https://${domain}`, hubUrl: `https://${domain}${hubPath}` });
+  });
+});
+
+describe('alarms and the dashboard', () => {
+  const alarmsOf = (result: DeployResult) => new Map(ofType(result, 'aws:cloudwatch/metricAlarm:MetricAlarm').map((alarm) => [alarm.name, inputs<Record<string, unknown>>(alarm)] as const));
+
+  it('alarms on the 5xx rate, p99 latency, each function’s errors and throttles, the listener’s heartbeat and lag, and RDS Proxy’s connections, all to one SNS topic', () => {
+    const result = deployed('dev');
+    const alarms = alarmsOf(result);
+    const topic = String(state(only(result, 'aws:sns/topic:Topic')).arn);
+    const namespace = 'Hatchery/dev';
+    expect(alarms.get('Http5xxRate')).toMatchObject({ namespace, metricName: 'Responses5xx', dimensions: { service: 'hatchery' }, statistic: 'Average', threshold: 0.05, comparisonOperator: 'GreaterThanThreshold' });
+    expect(alarms.get('HttpLatencyP99')).toMatchObject({ namespace, metricName: 'Latency', extendedStatistic: 'p99', threshold: 2000 });
+    expect(alarms.get('ListenerHeartbeatMissing')).toMatchObject({ namespace, metricName: 'ListenerHeartbeat', statistic: 'Sum', threshold: 1, comparisonOperator: 'LessThanThreshold', evaluationPeriods: 3, treatMissingData: 'breaching' });
+    expect(alarms.get('ListenerLag')).toMatchObject({ namespace, metricName: 'ListenerLag', statistic: 'Maximum', threshold: 10_000 });
+    const connections = alarms.get('DatabaseConnections') as { metricQueries: { metric?: { metricName: string; dimensions: { ProxyName: string } } }[]; threshold: number };
+    expect(connections.threshold).toBe(80);
+    expect(connections.metricQueries.flatMap((query) => (query.metric ? [query.metric.dimensions.ProxyName] : []))).toEqual([String(inputs(only(result, 'aws:rds/proxy:Proxy')).name), String(inputs(only(result, 'aws:rds/proxy:Proxy')).name)]);
+    for (const fn of deployedFunctions(result)) {
+      for (const metricName of ['Errors', 'Throttles']) {
+        const alarm = [...alarms.values()].find((each) => each.namespace === 'AWS/Lambda' && each.metricName === metricName && (each.dimensions as { FunctionName: string }).FunctionName === fn.lambda.name);
+        expect(alarm, `${metricName} of ${fn.id}`).toMatchObject({ statistic: 'Sum', threshold: 0 });
+      }
+    }
+    for (const [name, alarm] of alarms) expect(alarm.alarmActions, name).toEqual([topic]);
+    // The service's metrics land in the namespace the alarms watch.
+    for (const fn of deployedFunctions(result)) expect(fn.environment.METRICS_NAMESPACE, fn.id).toBe(namespace);
+    expect(listenerEnvironment(result).METRICS_NAMESPACE).toBe(namespace);
+    expect(ofType(result, 'aws:sns/topicSubscription:TopicSubscription')).toEqual([]);
+    const dashboard = JSON.parse(String(inputs(only(result, 'aws:cloudwatch/dashboard:Dashboard')).dashboardBody)) as { widgets: { properties: { title: string } }[] };
+    expect(dashboard.widgets.map((widget) => widget.properties.title)).toEqual(expect.arrayContaining(['Requests and status classes', 'Listener', 'RDS Proxy connections']));
+  });
+
+  it('takes its thresholds and subscriber from the deploy settings; a stage on an existing database has no proxy alarm', () => {
+    const tuned = alarmsOf(deployed('tuned'));
+    expect(tuned.get('Http5xxRate')).toMatchObject({ threshold: 0.01 });
+    expect(tuned.get('ListenerLag')).toMatchObject({ threshold: 5000 });
+    expect(inputs(only(deployed('tuned'), 'aws:sns/topicSubscription:TopicSubscription'))).toMatchObject({ protocol: 'email', endpoint: 'oncall@example.com' });
+    expect(alarmsOf(deployed('existingDatabase')).has('DatabaseConnections')).toBe(false);
   });
 });
 
