@@ -35,7 +35,7 @@ beforeAll(async () => {
     migrationUrl.href,
   );
   printColdStarts(rows);
-}, 240_000);
+}, 600_000);
 
 afterAll(async () => {
   await stack?.stop();
