@@ -111,5 +111,7 @@ describe('paths and inputs', () => {
     expect(url.pathname).toBe(`/accounts/0x${'a'.repeat(40)}/nfts`);
     expect(Object.fromEntries(url.searchParams)).toEqual({ page: '2', filter: 'staked=true,editionName=*a\\,b', orderBy: 'rarity desc' });
     expect(requests[0]!.headers.get('authorization')).toBeNull();
+    // Revalidated with the server every time (a 304 when the ETag still matches), never a browser's stale copy.
+    expect(requests[0]!.cache).toBe('no-cache');
   });
 });

@@ -101,13 +101,17 @@ export async function send(options: HttpOptions, call: Call): Promise<unknown> {
   const url = `${options.baseUrl.replace(/\/+$/, '')}${call.path}${query}`;
   const { retries = 3, maxDelayMs = 10_000 } = options.retry ?? {};
   const fetcher = options.fetch ?? globalThis.fetch;
+  // Node's RequestInit types leave out `cache`, which browsers and Node's fetch both take.
+  const init: RequestInit & { cache: 'no-cache' } = {
+    method: call.method,
+    headers,
+    body: call.body === undefined ? undefined : JSON.stringify(call.body),
+    // Public lists allow stale-while-revalidate: without this a browser answers a reload after marketChanged from its stale copy.
+    cache: 'no-cache',
+    signal: call.signal,
+  };
   for (let attempt = 0; ; attempt++) {
-    const response = await fetcher(url, {
-      method: call.method,
-      headers,
-      body: call.body === undefined ? undefined : JSON.stringify(call.body),
-      signal: call.signal,
-    });
+    const response = await fetcher(url, init);
     if (response.ok) return response.status === 204 ? undefined : response.json();
     const problem = await problemOf(response, call.path);
     // Without Retry-After (a 503 from a proxy, say) the wait grows: 1 s, 2 s, 4 s.
