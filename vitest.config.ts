@@ -8,6 +8,7 @@ export default defineConfig({
     globalSetup: ['test/support/global-setup.ts'],
     testTimeout: 30_000,
     hookTimeout: 120_000,
-    maxWorkers: 4,
+    // Two cores: each file runs its own PostgreSQL (and some a browser or a deploy), so more workers only contend.
+    maxWorkers: 2,
   },
 });

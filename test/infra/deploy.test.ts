@@ -57,7 +57,7 @@ beforeAll(async () => {
   started = performance.now();
   await ensurePlatform();
   const names = Object.keys(variants) as Variant[];
-  const results = await inBatches(names, 3, (name) => runDeploy(variants[name]));
+  const results = await inBatches(names, 2, (name) => runDeploy(variants[name]));
   names.forEach((name, index) => (deploys[name] = results[index]!));
   console.log(
     `Real SST components under Pulumi mocks: ${names.map((name) => `${name} ${deploys[name].error ? 'failed' : `${deploys[name].resources.length} resources`}`).join(', ')}; ${((performance.now() - started) / 1000).toFixed(0)} s`,
