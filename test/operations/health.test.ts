@@ -21,6 +21,8 @@ describe('GET /health', () => {
     for (const reply of replies) {
       expect(reply.status).toBe(200);
       expect(reply.headers.get('content-type')).toBe('application/json');
+      expect(reply.headers.get('cache-control')).toBe('no-store');
+      expect(reply.headers.get('etag')).toBeNull();
       expect(reply.body).toEqual({ status: 'ok', database: 'ok' });
     }
     const others = [];

@@ -37,7 +37,7 @@ export const metricCatalog = {
   ListenerReads: { unit: MetricUnit.Count, help: 'Reads of the listings and forge requests (notification or poll).' },
   ListenerReadTime: { unit: MetricUnit.Milliseconds, help: 'One read, its fan-outs included.' },
   ListenerHeartbeat: { unit: MetricUnit.Count, help: '1 per read completed by the leading listener: missing means no one is detecting events.' },
-  ListenerLag: { unit: MetricUnit.Milliseconds, help: 'From the first notification a read answers to the end of its last post.' },
+  ListenerLag: { unit: MetricUnit.Milliseconds, help: 'From the first notification a read answers to the end of that read (its fulfilments posted, its broadcast queued).' },
   ListenerEvents: { unit: MetricUnit.Count, help: 'Events detected, by the dimension kind.' },
   ListenerFanOutTime: { unit: MetricUnit.Milliseconds, help: 'Posting one event to its audience, by the dimension kind.' },
   ListenerPostsSent: { unit: MetricUnit.Count, help: 'PostToConnection calls that delivered, by the dimension kind.' },

@@ -34,6 +34,8 @@ export interface HttpRoute {
   internal?: boolean;
   /** false exempts the route from the per-IP rate limit (the health check, which monitors poll). */
   ipRateLimited?: false;
+  /** The Cache-Control of the route's successes, instead of the public or private default (see http-caching.ts). */
+  cacheControl?: string;
 }
 
 export const httpRoutes = {

@@ -23,10 +23,14 @@ export function matchesIfNoneMatch(header: string | undefined, etag: string): bo
  * the handler set its own Cache-Control; protected routes get no-store.
  * Problems are left to the problem middleware.
  */
-export const httpCaching = (route: Pick<HttpRoute, 'method' | 'auth'>): HttpMiddleware => ({
+export const httpCaching = (route: Pick<HttpRoute, 'method' | 'auth' | 'cacheControl'>): HttpMiddleware => ({
   after: (request) => {
     const response = request.response;
     if (!response || response.statusCode !== 200) return;
+    if (route.cacheControl !== undefined) {
+      response.headers = { ...response.headers, 'cache-control': route.cacheControl };
+      return;
+    }
     if (route.auth !== 'none') {
       response.headers = { ...response.headers, 'cache-control': privateCacheControl };
       return;

@@ -8,9 +8,11 @@ export const operationsRoutes = {
     path: '/health',
     handler: 'packages/functions/src/http/health.handler',
     auth: 'none',
-    summary: 'Liveness and database reachability: 200, or 503 problem+json when the database does not answer within 1 s. Not rate limited.',
+    summary: 'Liveness and database reachability: 200, or 503 problem+json when the database does not answer within 1 s. Not rate limited, never cached.',
     response: healthSchema,
     problems: [503],
     ipRateLimited: false,
+    // What a monitor reads must be now, never a cache's copy.
+    cacheControl: 'no-store',
   },
 } as const satisfies Record<string, HttpRoute>;
