@@ -3,7 +3,7 @@ import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { httpRoutes, type HttpRoute } from '@hatchery/functions/routes';
-import { bundleHandlers, httpEvent, probe, repositoryRoot, tracingEnvironment, xrayDaemon, type Bundle, type Probe } from '../operations/lambda';
+import { bundleHandlers, httpEvent, probe, repositoryRoot, stackBacking, tracingEnvironment, xrayDaemon, type Bundle, type Probe } from '../operations/lambda';
 import type { BenchSection } from './context';
 
 /**
@@ -57,13 +57,7 @@ export const observabilityBench: BenchSection = async ({ stack }) => {
     );
     const token = await stack.idp.signToken({ uid: 'bench-observability', email: 'bench-observability@example.com', name: 'Bench' });
     const backing = {
-      DATABASE_URL: stack.databaseUrl,
-      DYNAMODB_ENDPOINT: stack.dynamoEndpoint,
-      IDP_PROJECT_ID: stack.idp.projectId,
-      IDP_JWKS_URL: `${stack.url}/.well-known/jwks.json`,
-      AWS_REGION: 'us-east-1',
-      AWS_ACCESS_KEY_ID: 'local',
-      AWS_SECRET_ACCESS_KEY: 'local',
+      ...stackBacking(stack),
       // One request line per call, as deployed.
       LOG_LEVEL: 'info',
     };

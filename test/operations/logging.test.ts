@@ -7,7 +7,7 @@ import { httpRoutes, type HttpRoute } from '@hatchery/functions/routes';
 import { parseEmf } from '@hatchery/local/metrics';
 import { client, freshCaller, type Challenge } from '../accounts/support';
 import { startTestStack, type TestStack } from '../support/stack';
-import { httpEvent as event } from './lambda';
+import { httpEvent as event, stackBacking } from './lambda';
 
 const run = promisify(execFile);
 
@@ -30,13 +30,7 @@ async function invoke(invocations: { route: HttpRoute; event: APIGatewayProxyEve
   const { stdout } = await run(process.execPath, ['--import', 'tsx', 'test/operations/invoke.ts'], {
     env: {
       PATH: process.env.PATH ?? '',
-      DATABASE_URL: stack.databaseUrl,
-      DYNAMODB_ENDPOINT: stack.dynamoEndpoint,
-      IDP_PROJECT_ID: stack.idp.projectId,
-      IDP_JWKS_URL: `${stack.url}/.well-known/jwks.json`,
-      AWS_REGION: 'us-east-1',
-      AWS_ACCESS_KEY_ID: 'local',
-      AWS_SECRET_ACCESS_KEY: 'local',
+      ...stackBacking(stack),
       LOG_LEVEL: 'debug',
       INVOCATIONS: JSON.stringify(invocations.map(({ route, event }) => ({ handler: route.handler, event, functionName: event.routeKey }))),
       ...env,

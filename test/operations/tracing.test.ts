@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { httpRoutes } from '@hatchery/functions/routes';
 import { client, freshCaller } from '../accounts/support';
 import { startTestStack, type TestStack } from '../support/stack';
-import { bundleHandlers, httpEvent, probe, tracingEnvironment, xrayDaemon, type Bundle } from './lambda';
+import { bundleHandlers, httpEvent, probe, stackBacking, tracingEnvironment, xrayDaemon, type Bundle } from './lambda';
 
 /**
  * The wallet-nonce function, bundled as deployed, run in fresh processes with
@@ -31,13 +31,7 @@ afterAll(async () => {
 });
 
 const backing = () => ({
-  DATABASE_URL: stack.databaseUrl,
-  DYNAMODB_ENDPOINT: stack.dynamoEndpoint,
-  IDP_PROJECT_ID: stack.idp.projectId,
-  IDP_JWKS_URL: `${stack.url}/.well-known/jwks.json`,
-  AWS_REGION: 'us-east-1',
-  AWS_ACCESS_KEY_ID: 'local',
-  AWS_SECRET_ACCESS_KEY: 'local',
+  ...stackBacking(stack),
   LOG_LEVEL: 'silent',
 });
 
