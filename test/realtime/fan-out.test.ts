@@ -256,10 +256,12 @@ describe('a broadcast through the fan-out function', () => {
     await stack.lambda.settled();
 
     const after = stack.lambda.stats();
-    expect(listener.stats().shardsQueued - queuedBefore).toBe(occupied.length);
-    expect(after.queued - before.queued).toBe(occupied.length);
+    // Every occupied shard is handed out (a poll may add a broadcast of its own), and exactly one retry is made.
+    const queued = after.queued - before.queued;
+    expect(queued).toBeGreaterThanOrEqual(occupied.length);
+    expect(listener.stats().shardsQueued - queuedBefore).toBe(queued);
     expect(after.failedAttempts - before.failedAttempts).toBe(1);
-    expect(after.attempts - before.attempts).toBe(occupied.length + 1);
+    expect(after.attempts - before.attempts).toBe(queued + 1);
     for (const client of clients) expect(received(client, expected)).toBe(1);
   }, slow);
 
