@@ -117,7 +117,7 @@ export function createAlarms(observed: Observed, settings: DeploySettings): { to
 
 function createDashboard(observed: Observed): aws.cloudwatch.Dashboard {
   const own = (...names: string[]) => names.map((name) => [observed.namespace, name, 'service', 'hatchery']);
-  const widget = (title: string, metrics: unknown[], stat = 'Sum') => ({ type: 'metric', width: 12, height: 6, properties: { title, metrics, stat, period: minute, region: aws.getRegionOutput().region } });
+  const widget = (title: string, metrics: unknown[], stat = 'Sum') => ({ type: 'metric', width: 12, height: 6, properties: { title, metrics, stat, period: minute } });
   const body = $resolve([aws.getRegionOutput().region, ...observed.functions.map((fn) => fn.functionName), observed.proxyName ?? '']).apply(([region, ...rest]) => {
     const names = rest.slice(0, observed.functions.length) as string[];
     const proxyName = rest.at(-1) as string;

@@ -67,6 +67,11 @@ export async function serveOriginPage(): Promise<OriginPage> {
       response.writeHead(404).end();
     }
   });
+  return listenOnLoopback(server);
+}
+
+/** Serves a page's own origin on a free loopback port (another origin than the stack's, as a front end's is). */
+export async function listenOnLoopback(server: Server): Promise<OriginPage> {
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const address = server.address();
   if (!address || typeof address === 'string') throw new Error('the page server did not bind');

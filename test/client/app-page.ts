@@ -2,6 +2,7 @@ import { createServer, type Server } from 'node:http';
 import { basename } from 'node:path';
 import * as esbuild from 'esbuild';
 import { buildOptions } from '../../packages/client/build.mjs';
+import { listenOnLoopback } from '../browser/page';
 
 /**
  * A game's front end on its own origin: @hatchery/client's browser bundle (as
@@ -89,15 +90,5 @@ export async function serveAppPage(): Promise<AppPage> {
     response.writeHead(200, { 'content-type': request.url === '/' ? 'text/html; charset=utf-8' : 'text/javascript' });
     response.end(body);
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const address = server.address();
-  if (!address || typeof address === 'string') throw new Error('the page server did not bind');
-  return {
-    origin: `http://127.0.0.1:${address.port}`,
-    close: () =>
-      new Promise((resolve) => {
-        server.close(() => resolve());
-        server.closeAllConnections();
-      }),
-  };
+  return listenOnLoopback(server);
 }

@@ -5,7 +5,9 @@
  * never on SST's arguments.
  */
 import { execFileSync } from 'node:child_process';
-import { rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { configSchema, loadConfig } from '@hatchery/core/config';
 import { attemptBoundMs } from '@hatchery/core/db';
@@ -89,7 +91,7 @@ const hubApi = (result: DeployResult) => only(result, 'aws:apigatewayv2/api:Api'
 
 /** What the handler's config() reads in Lambda: its variables plus the links sealed into its code's resource.enc. */
 function lambdaConfig(fn: DeployedFunction) {
-  const dir = execFileSync('mktemp', ['-d']).toString().trim();
+  const dir = mkdtempSync(join(tmpdir(), 'hatchery-resource-'));
   try {
     execFileSync('unzip', ['-q', fn.build.zip, 'resource.enc', '-d', dir]);
     return loadConfig({ ...fn.environment, SST_KEY_FILE: `${dir}/${fn.environment.SST_KEY_FILE}` });
