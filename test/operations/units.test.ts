@@ -8,7 +8,7 @@ let printed: EmfDocument[];
 
 beforeEach(() => {
   printed = [];
-  setEmfSink((line) => printed.push(parseEmf(line)!));
+  setEmfSink((document) => printed.push(parseEmf(JSON.stringify(document))!));
 });
 afterEach(() => setEmfSink(undefined));
 
@@ -80,9 +80,9 @@ describe('the local registry', () => {
       Requests: 1,
       Latency: latency,
     });
-    registry.add(document('GET /a', 10), '');
-    registry.add(document('GET /a', [20, 30]), '');
-    registry.add(document('GET /b "x"', 5), '');
+    registry.add(document('GET /a', 10));
+    registry.add(document('GET /a', [20, 30]));
+    registry.add(document('GET /b "x"', 5));
     expect(registry.series('Requests', { service: 'hatchery', route: 'GET /a' })).toEqual({ sum: 2, count: 2 });
     expect(registry.series('Latency', { route: 'GET /a', service: 'hatchery' })).toEqual({ sum: 60, count: 3 });
     expect(registry.series('Latency', { service: 'hatchery' })).toEqual({ sum: 65, count: 4 });

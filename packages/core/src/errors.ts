@@ -83,7 +83,9 @@ const unavailableCodes = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EP
 /** True for failures that mean "the database cannot be reached now", as opposed to a bad query. */
 export function isDatabaseUnavailable(error: unknown): boolean {
   if (!(error instanceof Error)) return false;
-  const code = (error as { code?: unknown }).code;
+  const { code, syscall } = error as { code?: unknown; syscall?: unknown };
   if (typeof code === 'string' && (unavailableCodes.has(code) || code.startsWith('08'))) return true;
+  // A server on a Unix socket that is down has no socket file to connect to.
+  if (code === 'ENOENT' && syscall === 'connect') return true;
   return /Connection terminated|connection timeout|Client has encountered a connection error|timeout exceeded when trying to connect|Query read timeout/i.test(error.message);
 }

@@ -1,4 +1,5 @@
 import { Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
+import type { EmfOutput } from '@aws-lambda-powertools/metrics/types';
 import { pino } from 'pino';
 import { configSchema } from './config';
 import { invocationScoped } from './invocation';
@@ -54,19 +55,19 @@ export type ListenerEventKind = 'marketChanged' | 'forgeFulfilled';
 /** The value of the `service` dimension of every metric. */
 export const metricsService = 'hatchery';
 
-/** Where EMF documents go, one JSON line each. */
-export type EmfSink = (line: string) => void;
+/** Where EMF documents go. */
+export type EmfSink = (document: EmfOutput) => void;
 
 let stdout: { write(data: string): boolean } | undefined;
-/** Standard output, written synchronously (pino's writer): the EMF line leaves before the invocation ends, and costs less than Node's stream. */
-const printLine: EmfSink = (line) => {
+/** Standard output, one JSON line each, written synchronously (pino's writer): the line leaves before the invocation ends, and costs less than Node's stream. */
+const printLine: EmfSink = (document) => {
   stdout ??= pino.destination({ dest: 1, sync: true });
-  stdout.write(`${line}\n`);
+  stdout.write(`${JSON.stringify(document)}\n`);
 };
 
 let sink: EmfSink = printLine;
 
-/** The local stack reads the documents itself (its /metrics) instead of printing them; undefined prints again. */
+/** The local stack takes the documents itself (its /metrics), unprinted; undefined prints again. */
 export function setEmfSink(next: EmfSink | undefined): void {
   sink = next ?? printLine;
 }
@@ -79,7 +80,7 @@ export function setEmfSink(next: EmfSink | undefined): void {
 class ServiceMetrics extends Metrics {
   override publishStoredMetrics(): this {
     try {
-      if (!this.isDisabled() && this.hasStoredMetrics()) sink(JSON.stringify(this.serializeMetrics()));
+      if (!this.isDisabled() && this.hasStoredMetrics()) sink(this.serializeMetrics());
     } finally {
       this.clearMetrics();
       this.clearDimensions();

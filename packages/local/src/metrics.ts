@@ -46,8 +46,11 @@ const labelText = (labels: Record<string, string>) =>
 export function metricsRegistry() {
   const families = new Map<string, Family>();
   const listeners = new Set<(document: EmfDocument, line: string) => void>();
-  const add = (document: EmfDocument, line: string) => {
-    for (const listener of listeners) listener(document, line);
+  const add = (document: EmfDocument) => {
+    if (listeners.size) {
+      const line = JSON.stringify(document);
+      for (const listener of listeners) listener(document, line);
+    }
     for (const directive of document._aws.CloudWatchMetrics) {
       for (const metric of directive.Metrics) {
         const raw = document[metric.Name];
@@ -87,7 +90,7 @@ export function metricsRegistry() {
     }
     return `${lines.join('\n')}\n`;
   };
-  /** Calls `listener` with every document from now on (and the line it came in); returns the undo. */
+  /** Calls `listener` with every document from now on (and the line it prints as in AWS); returns the undo. */
   const subscribe = (listener: (document: EmfDocument, line: string) => void) => {
     listeners.add(listener);
     return () => listeners.delete(listener);

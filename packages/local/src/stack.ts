@@ -20,7 +20,7 @@ import { startGateway, type RunningGateway } from './gateway/server';
 import { websocketApi, type WebSocketApi } from './gateway/websocket';
 import { workerPool, type WorkerPool } from './gateway/workers';
 import { localIdentityProvider, type LocalIdentityProvider } from './idp';
-import { metricsRegistry, parseEmf, serveMetrics, type MetricsRegistry } from './metrics';
+import { metricsRegistry, serveMetrics, type MetricsRegistry } from './metrics';
 import { startEmbeddedPostgres, type EmbeddedDatabase } from './postgres';
 import { claimDataDir, StartupError } from './record';
 
@@ -103,9 +103,9 @@ export async function startStack(options: StackOptions): Promise<RunningStack> {
     if (claim.orphanStopped) logger().warn({ pid: claim.orphanStopped }, 'stopped a PostgreSQL server that a killed Hatchery had left running on this data');
     // Local use only: the SDK's notice about future Node.js versions says nothing about this stack (README names the supported versions).
     process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
-    // The handlers' and the listener's EMF lines, read back as CloudWatch reads a Lambda's output, for /metrics.
+    // The handlers' and the listener's EMF documents, kept as CloudWatch keeps a Lambda's, for /metrics.
     const metrics = metricsRegistry();
-    setEmfSink((line) => metrics.add(parseEmf(line)!, line));
+    setEmfSink((document) => metrics.add(document));
     cleanups.push(async () => setEmfSink(undefined));
 
     // The configuration as a whole is read only once the stack has set its variables; these two are needed before.

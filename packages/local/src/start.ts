@@ -18,7 +18,7 @@ function banner(stack: RunningStack, settings: LocalSettings, seconds: number): 
     `  Docs       ${stack.url}/docs`,
     `  Hub        ${stack.url.replace(/^http/, 'ws')}/hubs/events`,
     `  Data dir   ${dataDir.startsWith('..') ? settings.HATCHERY_DATA_DIR : dataDir}`,
-    `  Database   ${stack.databaseUrl}`,
+    `  Database   ${stack.postgres?.tcpUrl ?? stack.databaseUrl}`,
     '',
     '  Next, in another terminal:',
     `    ${withDataDir}npm run token -- --uid alice --email alice@example.com --name Alice`,
