@@ -198,7 +198,7 @@ async function seedConnections(client: DynamoDBDocumentClient, table: string, co
     Array.from({ length: 8 }, async () => {
       while (next < count) {
         const ids = Array.from({ length: Math.min(25, count - next) }, () => `Sim${String(next++).padStart(12, '0')}=`);
-        let requests = ids.map((id) => ({ PutRequest: { Item: connectionItem(id, now) } }));
+        let requests = ids.map((id) => ({ PutRequest: { Item: connectionItem(id, now, { awaitingHandshake: false }) } }));
         while (requests.length) {
           const result = await client.send(new BatchWriteCommand({ RequestItems: { [table]: requests } }));
           requests = (result.UnprocessedItems?.[table] ?? []) as typeof requests;

@@ -60,11 +60,15 @@ interface Client {
 
 const clients: Client[] = [];
 
-/** A SignalR client, and the gateway's id for it (connections are opened one at a time, so the new id is the one not seen before). */
+/**
+ * A SignalR client, and the gateway's id for it (connections are opened one
+ * at a time, so the new id is the one not seen before), once broadcasts reach it.
+ */
 async function connect(): Promise<Client> {
   const before = new Set(stack.hub.connections.keys());
   const hub = await connectHub(stack.url);
   const id = [...stack.hub.connections.keys()].find((key) => !before.has(key))!;
+  await waitFor(async () => (await ids(store.shard(shardOf(id)))).includes(id), 'the handshaken connection in its shard');
   const client = { hub, id, market: record<{ count: number; maxBlock: string }>(hub, 'marketChanged') };
   clients.push(client);
   return client;
@@ -116,6 +120,10 @@ describe('the sharded connection store', () => {
     const id = 'ShardedConnId1=';
     const shard = shardOf(id);
     await store.add(id, Date.now());
+    // Until its handshake is answered a connection gets no broadcast: a SignalR client fails on any other first message.
+    expect(await ids(store.shard(shard))).not.toContain(id);
+    expect((await store.peek(shard, 1_000)).ids).not.toContain(id);
+    await store.join(id);
     expect(await store.subscribe(id, wallet(41))).toBe('subscribed');
     for (const other of shards) expect((await ids(store.shard(other))).includes(id)).toBe(other === shard);
     expect(await ids(store.group(wallet(41)))).toEqual([id]);
@@ -127,6 +135,7 @@ describe('the sharded connection store', () => {
     // Past API Gateway's 2-hour lifetime the record is expired, and reads skip it until DynamoDB's TTL deletes it.
     const stale = 'StaleConnectn1=';
     await store.add(stale, Date.now() - limits.hub.connectionLifetimeMs - 1_000);
+    await store.join(stale);
     expect(await ids(store.shard(shardOf(stale)))).not.toContain(stale);
     expect((await store.peek(shardOf(stale), 1_000)).ids).not.toContain(stale);
   });
@@ -143,7 +152,10 @@ describe('one shard’s fan-out (the fan-out function’s work)', () => {
     const shard = shardOf(clients[0]!.id);
     // Records API Gateway no longer knows (a $disconnect that never came), in the same shard, one of them in a group.
     const ghosts = Array.from({ length: 200 }, (_, i) => `Ghost${String(i).padStart(10, '0')}=`).filter((id) => shardOf(id) === shard);
-    for (const ghost of ghosts) await store.add(ghost, Date.now());
+    for (const ghost of ghosts) {
+      await store.add(ghost, Date.now());
+      await store.join(ghost);
+    }
     await store.subscribe(ghosts[0]!, wallet(42));
 
     const { payload, frame } = uniqueFrame();

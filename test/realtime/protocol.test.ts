@@ -7,11 +7,15 @@ import {
   GoneException,
   PostToConnectionCommand,
 } from '@aws-sdk/client-apigatewaymanagementapi';
+import { pino } from 'pino';
 import { WebSocket } from 'ws';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createIndexerSchema } from '@hatchery/core/indexer/schema';
 import { limits } from '@hatchery/core/limits';
-import { connectionStore } from '@hatchery/core/realtime/connections';
+import { connectionStore, shardOf } from '@hatchery/core/realtime/connections';
+import { marketChangedMessage } from '@hatchery/core/realtime/events';
+import { deliverShard, type FanOutParts } from '@hatchery/core/realtime/fan-out';
+import { hubConnections } from '@hatchery/core/realtime/management';
 import { hubErrors } from '@hatchery/core/realtime/hub';
 import { messages, splitRecords } from '@hatchery/core/realtime/protocol';
 import { startTestStack, type TestStack } from '../support/stack';
@@ -95,6 +99,22 @@ describe('the handshake', () => {
     const client = await raw();
     client.send(`{"type":6}${RS}`);
     expect(await client.next()).toBe(`{"type":6}${RS}`);
+  });
+
+  it('sends no event before the handshake is answered (a SignalR client fails on any other first message), and events after it', async () => {
+    const client = await raw({ handshake: false });
+    const shard = shardOf(client.id);
+    const parts: FanOutParts = { store, connections: hubConnections(management), concurrency: 4, log: pino({ level: 'silent' }) };
+    const early = marketChangedMessage({ count: 1, maxBlock: '101' });
+    await deliverShard({ shard, frame: early }, parts);
+    client.send(`{"protocol":"json","version":1}${RS}`);
+    expect(await client.next()).toBe(`{}${RS}`);
+
+    await waitFor(async () => (await store.peek(shard, 10_000)).ids.includes(client.id), 'the handshaken connection in its shard');
+    const late = marketChangedMessage({ count: 2, maxBlock: '102' });
+    await deliverShard({ shard, frame: late }, parts);
+    expect(await client.next()).toBe(late);
+    expect(client.inbox).not.toContain(early);
   });
 
   it('answers an error and closes for another protocol or version', async () => {

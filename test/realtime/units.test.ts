@@ -128,21 +128,21 @@ describe('replies as management-API posts', () => {
   const replies = Array.from({ length: 10 }, (_, i) => reply(i));
 
   it('joins replies into one post when they fit exactly, and splits in order one byte below that', () => {
-    expect(repliesAsPosts({ replies, close: false }, 10 * size)).toEqual({ replies: [replies.join('')], close: false });
-    const split = repliesAsPosts({ replies, close: true }, 10 * size - 1);
-    expect(split).toEqual({ replies: [replies.slice(0, 9).join(''), replies[9]], close: true });
-    expect(repliesAsPosts({ replies, close: false }, 3 * size).replies).toEqual([0, 3, 6, 9].map((start) => replies.slice(start, start + 3).join('')));
+    expect(repliesAsPosts({ replies, close: false, handshaken: false }, 10 * size)).toEqual({ replies: [replies.join('')], close: false, handshaken: false });
+    const split = repliesAsPosts({ replies, close: true, handshaken: false }, 10 * size - 1);
+    expect(split).toEqual({ replies: [replies.slice(0, 9).join(''), replies[9]], close: true, handshaken: false });
+    expect(repliesAsPosts({ replies, close: false, handshaken: false }, 3 * size).replies).toEqual([0, 3, 6, 9].map((start) => replies.slice(start, start + 3).join('')));
   });
 
   it('counts bytes, not characters', () => {
     const wide = [messages.completion('é'), messages.completion('é')];
     const bytes = Buffer.byteLength(wide[0]!);
     expect(wide[0]!.length).toBeLessThan(bytes);
-    expect(repliesAsPosts({ replies: wide, close: false }, 2 * bytes - 1).replies).toHaveLength(2);
+    expect(repliesAsPosts({ replies: wide, close: false, handshaken: false }, 2 * bytes - 1).replies).toHaveLength(2);
   });
 
   it('closes with an error in place of a reply that no post can carry, after the replies before it', () => {
-    const outcome = repliesAsPosts({ replies: [reply(1), messages.completion('x'.repeat(200)), reply(2)], close: false }, 100);
+    const outcome = repliesAsPosts({ replies: [reply(1), messages.completion('x'.repeat(200)), reply(2)], close: false, handshaken: false }, 100);
     expect(outcome.close).toBe(true);
     expect(outcome.replies).toHaveLength(2);
     expect(outcome.replies[0]).toBe(reply(1));

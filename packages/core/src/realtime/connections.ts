@@ -19,7 +19,10 @@ import { limits } from '../limits';
  * broadcast reads the shards in parallel (one partition serves a bounded
  * number of reads a second, so one partition for all connections would bound
  * the audience), a group's fan-out reads one partition, and $disconnect
- * finds the group items without a scan. Items expire when API Gateway would
+ * finds the group items without a scan. A connection receives broadcasts
+ * only once its handshake is answered: a SignalR client fails on any other
+ * first message, so the record $connect writes waits for the handshake.
+ * Items expire when API Gateway would
  * have closed the connection anyway (2 hours), so a missed $disconnect leaves
  * nothing behind for long; reads skip expired items because DynamoDB deletes
  * them lazily.
@@ -56,6 +59,8 @@ export type SubscribeResult = 'subscribed' | 'tooManyGroups' | 'gone';
 
 export interface ConnectionStore {
   add(connectionId: string, connectedAtMs: number): Promise<void>;
+  /** Its handshake is answered: broadcasts reach it from now on. Nothing happens for an unknown id. */
+  join(connectionId: string): Promise<void>;
   /** Forgets a connection and its group memberships; nothing happens for an unknown id. */
   remove(connectionId: string): Promise<void>;
   subscribe(connectionId: string, address: string): Promise<SubscribeResult>;
@@ -72,16 +77,26 @@ export interface ConnectionStore {
 
 const epochSeconds = (ms: number) => Math.floor(ms / 1000);
 
-/** A connection's record, as $connect writes it: in its shard, expiring when API Gateway would close it anyway. */
-export const connectionItem = (connectionId: string, connectedAtMs: number) => ({
+/** A conditional write refused because the connection is gone: nothing to do. */
+const ignoreConditionFailure = (error: unknown) => {
+  if ((error as { name?: string }).name !== 'ConditionalCheckFailedException') throw error;
+};
+
+/**
+ * A connection's record: in its shard, expiring when API Gateway would close
+ * it anyway. $connect writes it awaiting the handshake; records written before
+ * that mark existed count as handshaken, so an upgrade needs no migration.
+ */
+export const connectionItem = (connectionId: string, connectedAtMs: number, state: { awaitingHandshake: boolean }) => ({
   pk: connectionKeys.shard(shardOf(connectionId)),
   sk: connectionId,
   connectedAt: connectedAtMs,
   expiresAt: epochSeconds(connectedAtMs + limits.hub.connectionLifetimeMs),
+  ...(state.awaitingHandshake ? { awaitingHandshake: true } : {}),
 });
 /** Keys of BatchWriteItem requests: at most 25 per call. */
 const batchSize = 25;
-const names = { '#pk': 'pk', '#sk': 'sk', '#groups': 'groups', '#expiresAt': 'expiresAt' };
+const names = { '#pk': 'pk', '#sk': 'sk', '#groups': 'groups', '#expiresAt': 'expiresAt', '#awaiting': 'awaitingHandshake' };
 
 export function connectionStore(options: { client?: DynamoDBDocumentClient; table?: string; now?: () => number } = {}): ConnectionStore {
   const client = () => options.client ?? dynamo();
@@ -91,9 +106,9 @@ export function connectionStore(options: { client?: DynamoDBDocumentClient; tabl
   const query = (pk: string) => ({
     TableName: table(),
     KeyConditionExpression: '#pk = :pk',
-    FilterExpression: '#expiresAt > :now',
+    FilterExpression: '#expiresAt > :now AND attribute_not_exists(#awaiting)',
     ProjectionExpression: '#sk',
-    ExpressionAttributeNames: { '#pk': names['#pk'], '#sk': names['#sk'], '#expiresAt': names['#expiresAt'] },
+    ExpressionAttributeNames: { '#pk': names['#pk'], '#sk': names['#sk'], '#expiresAt': names['#expiresAt'], '#awaiting': names['#awaiting'] },
     ExpressionAttributeValues: { ':pk': pk, ':now': epochSeconds(now()) },
   });
   const sortKeys = (items: Array<Record<string, unknown>> | undefined) => (items ?? []).map((item) => item.sk as string);
@@ -120,7 +135,21 @@ export function connectionStore(options: { client?: DynamoDBDocumentClient; tabl
 
   return {
     async add(connectionId, connectedAtMs) {
-      await client().send(new PutCommand({ TableName: table(), Item: connectionItem(connectionId, connectedAtMs) }));
+      await client().send(new PutCommand({ TableName: table(), Item: connectionItem(connectionId, connectedAtMs, { awaitingHandshake: true }) }));
+    },
+
+    async join(connectionId) {
+      await client()
+        .send(
+          new UpdateCommand({
+            TableName: table(),
+            Key: { pk: connectionKeys.shard(shardOf(connectionId)), sk: connectionId },
+            UpdateExpression: 'REMOVE #awaiting',
+            ConditionExpression: 'attribute_exists(#pk)',
+            ExpressionAttributeNames: { '#pk': names['#pk'], '#awaiting': names['#awaiting'] },
+          }),
+        )
+        .catch(ignoreConditionFailure);
     },
 
     async remove(connectionId) {
@@ -167,9 +196,7 @@ export function connectionStore(options: { client?: DynamoDBDocumentClient; tabl
           ExpressionAttributeNames: { '#pk': names['#pk'], '#groups': names['#groups'] },
           ExpressionAttributeValues: { ':group': new Set([address]) },
         }),
-      ).catch((error: unknown) => {
-        if ((error as { name?: string }).name !== 'ConditionalCheckFailedException') throw error;
-      });
+      ).catch(ignoreConditionFailure);
     },
 
     shard: (shard) => ids(connectionKeys.shard(shard)),

@@ -27,6 +27,8 @@ export interface HubGroups {
 export interface FrameOutcome {
   replies: string[];
   close: boolean;
+  /** The message held an accepted handshake: once its answer is out, the connection may receive events. */
+  handshaken: boolean;
 }
 
 /** Group names are lowercase wallet addresses (SPEC.md "Events"). */
@@ -58,11 +60,11 @@ async function invoke(record: Extract<HubRecord, { kind: 'invocation' }>, groups
 }
 
 function handshake(record: Extract<HubRecord, { kind: 'handshake' }>): FrameOutcome {
-  if (record.protocol !== hubProtocol.name) return { replies: [messages.handshakeRefused(hubErrors.protocol(record.protocol))], close: true };
+  if (record.protocol !== hubProtocol.name) return { replies: [messages.handshakeRefused(hubErrors.protocol(record.protocol))], close: true, handshaken: false };
   if (record.version !== hubProtocol.version) {
-    return { replies: [messages.handshakeRefused(hubErrors.version(record.protocol, record.version))], close: true };
+    return { replies: [messages.handshakeRefused(hubErrors.version(record.protocol, record.version))], close: true, handshaken: false };
   }
-  return { replies: [messages.handshakeAccepted()], close: false };
+  return { replies: [messages.handshakeAccepted()], close: false, handshaken: true };
 }
 
 /**
@@ -72,15 +74,17 @@ function handshake(record: Extract<HubRecord, { kind: 'handshake' }>): FrameOutc
  */
 export async function handleMessage(text: string, groups: HubGroups, log: Logger): Promise<FrameOutcome> {
   const records = splitRecords(text);
-  if (!records) return { replies: [messages.close(hubErrors.closed('a message is not terminated by the record separator'))], close: true };
+  if (!records) return { replies: [messages.close(hubErrors.closed('a message is not terminated by the record separator'))], close: true, handshaken: false };
   const replies: string[] = [];
+  let handshaken = false;
   for (const raw of records) {
     const record = parseRecord(raw);
     switch (record.kind) {
       case 'handshake': {
         const outcome = handshake(record);
         replies.push(...outcome.replies);
-        if (outcome.close) return { replies, close: true };
+        if (outcome.close) return { replies, close: true, handshaken: false };
+        handshaken = true;
         break;
       }
       case 'invocation': {
@@ -92,15 +96,15 @@ export async function handleMessage(text: string, groups: HubGroups, log: Logger
         replies.push(messages.ping());
         break;
       case 'close':
-        return { replies, close: true };
+        return { replies, close: true, handshaken: false };
       case 'ignored':
         break;
       case 'malformed':
         replies.push(messages.close(hubErrors.closed(record.reason)));
-        return { replies, close: true };
+        return { replies, close: true, handshaken: false };
     }
   }
-  return { replies, close: false };
+  return { replies, close: false, handshaken };
 }
 
 /**
@@ -118,7 +122,7 @@ export function repliesAsPosts(outcome: FrameOutcome, maxBytes: number): FrameOu
     const bytes = Buffer.byteLength(reply);
     if (bytes > maxBytes) {
       if (post) posts.push(post);
-      return { replies: [...posts, messages.close(hubErrors.closed('a reply exceeds the message size limit'))], close: true };
+      return { replies: [...posts, messages.close(hubErrors.closed('a reply exceeds the message size limit'))], close: true, handshaken: false };
     }
     if (postBytes + bytes > maxBytes) {
       posts.push(post);
@@ -129,5 +133,5 @@ export function repliesAsPosts(outcome: FrameOutcome, maxBytes: number): FrameOu
     postBytes += bytes;
   }
   if (post) posts.push(post);
-  return { replies: posts, close: outcome.close };
+  return { replies: posts, close: outcome.close, handshaken: outcome.handshaken };
 }

@@ -34,6 +34,8 @@ export const handler = wsHandler(async (event, context) => {
   for (const post of outcome.replies) {
     if ((await connections.post(connectionId, post)) === 'gone') return { statusCode: 200 };
   }
+  // Only after the handshake's answer is out, so no broadcast can come first.
+  if (outcome.handshaken) await store.join(connectionId);
   if (outcome.close) await connections.close(connectionId);
   return { statusCode: 200 };
 });
