@@ -35,10 +35,10 @@ export const metricCatalog = {
   HubSubscriptions: { unit: MetricUnit.Count, help: 'Successful Subscribe invocations.' },
   // Listener, one document per read and one per event (dimension kind).
   ListenerNotifications: { unit: MetricUnit.Count, help: 'NOTIFY indexer_live_query received.' },
-  ListenerReads: { unit: MetricUnit.Count, help: 'Reads of the listings and forge requests (notification or poll).' },
+  ListenerReads: { unit: MetricUnit.Count, help: 'Reads (notification or poll): one of the forge requests, then one of the listings, each counted.' },
   ListenerReadTime: { unit: MetricUnit.Milliseconds, help: 'One read, its fan-outs included.' },
   ListenerHeartbeat: { unit: MetricUnit.Count, help: '1 per read completed by the leading listener: missing means no one is detecting events.' },
-  ListenerLag: { unit: MetricUnit.Milliseconds, help: 'From the first notification a read answers to the end of that read (its fulfilments posted, its broadcast queued).' },
+  ListenerLag: { unit: MetricUnit.Milliseconds, help: 'From the first notification a read of the forge requests answers to the end of that read (its fulfilments posted).' },
   ListenerEvents: { unit: MetricUnit.Count, help: 'Events detected, by the dimension kind.' },
   ListenerFanOutTime: { unit: MetricUnit.Milliseconds, help: 'Posting one event to its audience, by the dimension kind.' },
   ListenerPostsSent: { unit: MetricUnit.Count, help: 'PostToConnection calls that delivered, by the dimension kind.' },

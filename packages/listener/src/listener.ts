@@ -84,8 +84,11 @@ export class Listener {
     shardsQueued: 0,
     failedShards: 0,
   };
+  /** Fulfilments: a short query on the leading session, then their posts. */
   private readonly reads = coalesce(() => this.read());
-  private readonly broadcasts = latestOnly(({ snapshot, measured }: { snapshot: MarketChanged; measured: MeasuredRead }) => this.broadcast(snapshot, measured));
+  /** The listings snapshot, on a session of its own: its count takes tens of milliseconds on a large table, which no fulfilment waits behind. */
+  private readonly marketReads = coalesce(() => this.readMarket());
+  private readonly broadcasts = latestOnly((snapshot: MarketChanged) => this.broadcast(snapshot));
   /** The state is written in a lane of its own, so a slow write never delays the next read (and its fulfilments). */
   private readonly saves = latestOnly((state: DetectionState) => this.write(state));
   /** Set when leadership begins: the term's first read sends marketChanged whatever came before, so clients resync. */
@@ -93,6 +96,7 @@ export class Listener {
   private readonly metrics = listenerMetrics();
   private readonly stopping = new AbortController();
   private session: pg.Client | undefined;
+  private marketSession: pg.Client | undefined;
   private state: DetectionState | undefined;
   private savedAt = 0;
   private running: Promise<void> | undefined;
@@ -144,6 +148,7 @@ export class Listener {
   /** Resolves once no read runs and no broadcast is in flight or waiting. */
   async idle(): Promise<void> {
     await this.reads.idle();
+    await this.marketReads.idle();
     await Promise.all([this.broadcasts.idle(), this.saves.idle()]);
   }
 
@@ -171,17 +176,22 @@ export class Listener {
     }
   }
 
-  /** One database session: wait for the lock, then LISTEN and read until the session ends. */
-  private async lead(): Promise<void> {
-    const { databaseUrl, pollMs, log } = this.options;
-    const client = new pg.Client({
-      connectionString: databaseUrl,
-      application_name: 'hatchery-listener',
+  private databaseClient(role: string): pg.Client {
+    return new pg.Client({
+      connectionString: this.options.databaseUrl,
+      application_name: `hatchery-listener${role}`,
       keepAlive: true,
       connectionTimeoutMillis: 5_000,
       // A query that never answers means a dead server: the session is dropped and reopened.
       query_timeout: 30_000,
     });
+  }
+
+  /** One database session: wait for the lock, then LISTEN and read until the session (or the market reads' own) ends. */
+  private async lead(): Promise<void> {
+    const { pollMs, log } = this.options;
+    const client = this.databaseClient('');
+    let market: pg.Client | undefined;
     const ended = new Promise<void>((resolve) => {
       client.on('error', (error) => {
         log.warn({ err: error.message }, 'listener database session failed');
@@ -199,6 +209,15 @@ export class Listener {
       while (isOpen && !this.stopped && !(await this.tryLock(client))) await Promise.race([this.pause(pollMs), ended]);
       if (!isOpen || this.stopped) return;
 
+      market = this.databaseClient('-market');
+      // Losing either session ends both: the next term opens them again.
+      market.on('error', (error) => {
+        log.warn({ err: error.message }, 'listener market session failed');
+        void client.end().catch(() => undefined);
+      });
+      market.on('end', () => void client.end().catch(() => undefined));
+      await market.connect();
+      this.marketSession = market;
       const saved = await this.options.state.load().catch((error: unknown) => log.warn({ err: error }, 'listener state could not be loaded'));
       this.state = resumeFrom(saved ?? undefined, this.state, Date.now(), limits.hub.listenerStateMaxAgeMs);
       client.on('notification', () => {
@@ -217,8 +236,10 @@ export class Listener {
       clearInterval(poll);
       this.counters.leader = false;
       await this.reads.idle();
+      await this.marketReads.idle();
       if (this.session === client) this.session = undefined;
-      await client.end().catch(() => undefined);
+      if (this.marketSession === market) this.marketSession = undefined;
+      await Promise.all([client.end().catch(() => undefined), market?.end().catch(() => undefined)]);
     }
   }
 
@@ -227,7 +248,10 @@ export class Listener {
     return rows[0]?.locked === true;
   }
 
-  /** One read: new fulfilments first (the latency-sensitive event), then the listings snapshot. Never throws. */
+  /**
+   * One read: new fulfilments (the latency-sensitive event), posted at once;
+   * then the listings snapshot is asked of the market lane. Never throws.
+   */
   private async read(): Promise<void> {
     const client = this.session;
     if (!client || !this.counters.leader || this.stopped) return;
@@ -238,36 +262,55 @@ export class Listener {
       const previous = this.state;
       const forge = await readFulfilments(client, previous?.cursor);
       if (forge.fresh.length > limits.hub.backfillFulfilments) log.warn({ skipped: forge.fresh.length }, 'fulfilments back-filled by the indexer are not sent');
-      for (const fulfilment of forge.fresh.length > limits.hub.backfillFulfilments ? [] : forge.fresh) await this.sendFulfilment(fulfilment, measured);
-      // The cursor moves as soon as its events are out, so a failure below cannot send them twice.
-      this.state = { snapshot: previous?.snapshot, cursor: forge.cursor, readAt: Date.now() };
-      const snapshot = await readListingsSnapshot(client);
-      const changed = marketChange(this.resync ? undefined : previous?.snapshot, snapshot);
-      this.resync = false;
-      if (changed) this.broadcasts.push({ snapshot: changed, measured });
-      this.state = { snapshot, cursor: forge.cursor, readAt: Date.now() };
+      for (const fulfilment of forge.fresh.length > limits.hub.backfillFulfilments ? [] : forge.fresh) await this.sendFulfilment(fulfilment);
+      // The cursor moves as soon as its events are out, so a failure later cannot send them twice.
+      this.state = { snapshot: this.state?.snapshot, cursor: forge.cursor, readAt: Date.now() };
       this.save(previous);
       measured.finished(true);
+      this.marketReads.trigger();
     } catch (error) {
-      this.counters.failedReads++;
-      measured.finished(false);
-      if (isDatabaseUnavailable(error)) {
-        log.warn({ err: error }, 'listener read failed; reconnecting');
-        await client.end().catch(() => undefined);
-      } else {
-        log.error({ err: error }, 'listener read failed');
-      }
+      this.failedRead(error, client, measured);
     }
   }
 
-  private async sendFulfilment(fulfilment: Fulfilment, measured: MeasuredRead): Promise<void> {
+  /** The listings snapshot, compared with the last one: a change is handed to the broadcast lane. Never throws. */
+  private async readMarket(): Promise<void> {
+    const client = this.marketSession;
+    if (!client || !this.counters.leader || this.stopped) return;
+    const measured = this.metrics.readStarted();
+    try {
+      const previous = this.state;
+      const snapshot = await readListingsSnapshot(client);
+      const changed = marketChange(this.resync ? undefined : previous?.snapshot, snapshot);
+      this.resync = false;
+      if (changed) this.broadcasts.push(changed);
+      this.state = { snapshot, cursor: this.state?.cursor, readAt: Date.now() };
+      this.save(previous);
+      measured.finished(true);
+    } catch (error) {
+      this.failedRead(error, client, measured);
+    }
+  }
+
+  private failedRead(error: unknown, client: pg.Client, measured: MeasuredRead): void {
+    this.counters.failedReads++;
+    measured.finished(false);
+    if (isDatabaseUnavailable(error)) {
+      this.options.log.warn({ err: error }, 'listener read failed; reconnecting');
+      void client.end().catch(() => undefined);
+    } else {
+      this.options.log.error({ err: error }, 'listener read failed');
+    }
+  }
+
+  private async sendFulfilment(fulfilment: Fulfilment): Promise<void> {
     const { store, forgeConnections, fanOutConcurrency, log } = this.options;
     const parts: FanOutParts = { store, connections: forgeConnections, concurrency: fanOutConcurrency, log };
     const postedAt = performance.now();
     const delivery = await post(store.group(fulfilment.buyer), forgeFulfilledMessage(fulfilment), parts);
     this.count(delivery);
     this.counters.forgeFulfilled++;
-    measured.delivered('forgeFulfilled', delivery, postedAt);
+    this.metrics.delivered('forgeFulfilled', delivery, postedAt);
   }
 
   /**
@@ -275,7 +318,7 @@ export class Listener {
    * shard tells a small one, which the listener posts itself with the ids it
    * already has, from a larger one, which it hands to the shard invoker.
    */
-  private async broadcast(snapshot: MarketChanged, measured: MeasuredRead): Promise<void> {
+  private async broadcast(snapshot: MarketChanged): Promise<void> {
     const { store, connections, fanOutConcurrency, smallAudience, shards: invoke, log } = this.options;
     const frame = marketChangedMessage(snapshot);
     const parts: FanOutParts = { store, connections, concurrency: fanOutConcurrency, log };
@@ -306,7 +349,7 @@ export class Listener {
         }
       }),
     );
-    measured.delivered('marketChanged', total, postedAt);
+    this.metrics.delivered('marketChanged', total, postedAt);
   }
 
   private count(delivery: Delivery) {

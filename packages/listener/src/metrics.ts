@@ -9,8 +9,6 @@ export interface DeliveryFigures {
 
 /** One read's measurements, published as one EMF document when it finishes. */
 export interface MeasuredRead {
-  /** One event posted to its audience: a document of its own, with the dimension kind. */
-  delivered(kind: ListenerEventKind, delivery: DeliveryFigures, startedAt: number): void;
   /** `ok` false for a read that failed: no heartbeat then. */
   finished(ok: boolean): void;
 }
@@ -26,6 +24,13 @@ export function listenerMetrics(target: Metrics = createMetrics(), now: () => nu
   let pendingSince: number | undefined;
   const add = (name: MetricName, value: number) => target.addMetric(name, metricCatalog[name].unit, value);
   return {
+    /** One event posted to its audience: a document of its own, with the dimension kind. */
+    delivered(kind: ListenerEventKind, delivery: DeliveryFigures, startedAt: number): void {
+      publishWith(
+        { name: 'kind', value: kind },
+        { ListenerEvents: 1, ListenerFanOutTime: now() - startedAt, ListenerPostsSent: delivery.sent, ListenerGoneConnections: delivery.gone, ListenerFailedPosts: delivery.failed },
+      );
+    },
     notified(): void {
       pending++;
       pendingSince ??= now();
@@ -38,12 +43,6 @@ export function listenerMetrics(target: Metrics = createMetrics(), now: () => nu
       pending = 0;
       pendingSince = undefined;
       return {
-        delivered(kind, delivery, startedAt) {
-          publishWith(
-            { name: 'kind', value: kind },
-            { ListenerEvents: 1, ListenerFanOutTime: now() - startedAt, ListenerPostsSent: delivery.sent, ListenerGoneConnections: delivery.gone, ListenerFailedPosts: delivery.failed },
-          );
-        },
         finished(ok) {
           const ended = now();
           add('ListenerReads', 1);
