@@ -22,7 +22,7 @@ export default $config({
     const { createMigrations } = await import('./infra/migrations');
     const { createHttpApi } = await import('./infra/api');
     const { createHub } = await import('./infra/hub');
-    const { createListener } = await import('./infra/listener');
+    const { createListener, listenerLogGroup } = await import('./infra/listener');
     const { createRouter } = await import('./infra/router');
     const { createFanOut } = await import('./infra/fan-out');
     const { createAlarms } = await import('./infra/alarms');
@@ -39,13 +39,15 @@ export default $config({
     const { api, functions: apiFunctions } = createHttpApi(context, settings);
     const { hub, functions: hubFunctions } = createHub(context, settings);
     const fanOut = createFanOut(context, hub);
-    createListener(vpc, database.url, table, hub, fanOut, settings);
+    const listener = createListener(vpc, database.url, table, hub, fanOut, settings);
     const router = createRouter(api, hub, secrets, settings);
     createAlarms(
       {
         namespace: metricsNamespace(),
         functions: [...apiFunctions, ...hubFunctions, { name: 'Migrator', functionName: migrator.name }, { name: 'FanOut', functionName: fanOut.name }],
         proxyName: database.proxyName,
+        // `sst dev` runs the listener on the developer's machine: no task, no log group.
+        listenerLogGroup: $dev ? undefined : listenerLogGroup(listener),
       },
       settings,
     );

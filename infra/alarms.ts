@@ -1,3 +1,5 @@
+import { listenerDocuments, metricCatalog, metricsService } from '@hatchery/core/metrics';
+import { hubEvents } from '@hatchery/core/realtime/events';
 import type { DeploySettings } from './settings';
 
 /** What the alarms watch: the service's own metrics (its EMF namespace), its Lambda functions and, when the stage made one, its RDS Proxy. */
@@ -11,11 +13,41 @@ export interface Observed {
   namespace: string;
   functions: ObservedFunction[];
   proxyName?: $util.Input<string>;
+  /** The listener's log group, whose EMF lines its metric filters publish; none under `sst dev`. */
+  listenerLogGroup?: $util.Input<string>;
 }
 
 /** The EMF `service` dimension every document carries (packages/core/src/metrics.ts). */
-const service = { service: 'hatchery' };
+const service = { service: metricsService };
 const minute = 60;
+const eventKinds = Object.values(hubEvents);
+
+/**
+ * The listener's metrics in CloudWatch. Fargate's awslogs driver stores EMF
+ * lines as plain log events (only Lambda and the CloudWatch agent extract
+ * them), so one metric filter per metric of listenerDocuments publishes it
+ * from the line: its value and unit, the namespace, and the document's
+ * dimensions read from the line's own fields, as EMF would.
+ */
+export function createListenerMetricFilters(namespace: string, logGroupName: $util.Input<string>): aws.cloudwatch.LogMetricFilter[] {
+  return Object.values(listenerDocuments).flatMap(({ dimensions, metrics }) =>
+    metrics.map(
+      (name) =>
+        new aws.cloudwatch.LogMetricFilter(`ListenerMetric${name}`, {
+          name,
+          logGroupName,
+          pattern: `{ ($.service = "${metricsService}") && ($.${name} = *) }`,
+          metricTransformation: {
+            namespace,
+            name,
+            value: `$.${name}`,
+            unit: metricCatalog[name].unit,
+            dimensions: Object.fromEntries(['service', ...dimensions].map((dimension) => [dimension, `$.${dimension}`])),
+          },
+        }),
+    ),
+  );
+}
 
 /**
  * The alarms of README "Operating Hatchery", one SNS topic they all notify
@@ -24,6 +56,7 @@ const minute = 60;
  */
 export function createAlarms(observed: Observed, settings: DeploySettings): { topic: aws.sns.Topic; alarms: aws.cloudwatch.MetricAlarm[] } {
   const { alarms: thresholds } = settings;
+  if (observed.listenerLogGroup) createListenerMetricFilters(observed.namespace, observed.listenerLogGroup);
   const topic = new aws.sns.Topic('Alarms');
   if (thresholds.email) new aws.sns.TopicSubscription('AlarmsEmail', { topic: topic.arn, protocol: 'email', endpoint: thresholds.email });
   const notify = { alarmActions: [topic.arn], okActions: [topic.arn] };
@@ -93,6 +126,7 @@ export function createAlarms(observed: Observed, settings: DeploySettings): { to
     ),
   ];
   if (observed.proxyName) {
+    // RDS Proxy publishes both metrics with the dimension set ProxyName alone (as well as per target group and target), so their ratio is the proxy's.
     const proxy = (id: string, metricName: string) => ({ id, metric: { namespace: 'AWS/RDS', metricName, dimensions: { ProxyName: observed.proxyName! }, period: minute, stat: 'Maximum' } });
     alarms.push(
       new aws.cloudwatch.MetricAlarm('DatabaseConnections', {
@@ -116,7 +150,8 @@ export function createAlarms(observed: Observed, settings: DeploySettings): { to
 }
 
 function createDashboard(observed: Observed): aws.cloudwatch.Dashboard {
-  const own = (...names: string[]) => names.map((name) => [observed.namespace, name, 'service', 'hatchery']);
+  const own = (...names: string[]) => names.map((name) => [observed.namespace, name, 'service', metricsService]);
+  const byKind = (...names: string[]) => eventKinds.flatMap((kind) => names.map((name) => [observed.namespace, name, 'service', metricsService, 'kind', kind]));
   const widget = (title: string, metrics: unknown[], stat = 'Sum') => ({ type: 'metric', width: 12, height: 6, properties: { title, metrics, stat, period: minute } });
   const body = $resolve([aws.getRegionOutput().region, ...observed.functions.map((fn) => fn.functionName), observed.proxyName ?? '']).apply(([region, ...rest]) => {
     const names = rest.slice(0, observed.functions.length) as string[];
@@ -129,6 +164,10 @@ function createDashboard(observed: Observed): aws.cloudwatch.Dashboard {
       widget('Hub', own('HubConnects', 'HubConnectsRefused', 'HubDisconnects', 'HubSubscriptions')),
       widget('Listener', own('ListenerHeartbeat', 'ListenerReads', 'ListenerNotifications')),
       widget('Listener lag and read time (ms)', own('ListenerLag', 'ListenerReadTime'), 'Maximum'),
+      widget('Events, posts sent, gone and failed by kind (listener and fan-out function)', byKind('ListenerEvents', 'ListenerPostsSent', 'ListenerGoneConnections', 'ListenerFailedPosts')),
+      widget('Fan-out time per event (ms)', byKind('ListenerFanOutTime'), 'Maximum'),
+      widget('Fan-out function: shard time p99 (ms)', byKind('FanOutShardTime'), 'p99'),
+      widget('Fan-out function: posts skipped at the deadline', byKind('FanOutSkippedPosts')),
       widget('Lambda errors and throttles', names.flatMap((name) => [['AWS/Lambda', 'Errors', 'FunctionName', name], ['AWS/Lambda', 'Throttles', 'FunctionName', name]])),
       widget('Lambda duration p99 (ms)', names.map((name) => ['AWS/Lambda', 'Duration', 'FunctionName', name]), 'p99'),
       ...(proxyName ? [widget('RDS Proxy connections', [['AWS/RDS', 'DatabaseConnections', 'ProxyName', proxyName], ['AWS/RDS', 'MaxDatabaseConnectionsAllowed', 'ProxyName', proxyName]], 'Maximum')] : []),

@@ -44,16 +44,26 @@ const lambdaOnlyTrust: NonNullable<sst.aws.FunctionArgs['transform']> = {
 };
 
 /**
+ * X-Ray active tracing: Lambda samples and opens each invocation's segment,
+ * and the function may send the Tracer's subsegments (SST has no argument
+ * for either). The X-Ray write actions take no resource-level permissions.
+ */
+const activeTracing: NonNullable<sst.aws.FunctionArgs['transform']>['function'] = (args) => {
+  args.tracingConfig = { mode: 'Active' };
+};
+export const xrayWrite: sst.aws.FunctionPermissionArgs = { actions: ['xray:PutTraceSegments', 'xray:PutTelemetryRecords'], resources: ['*'] };
+
+/**
  * One Lambda function: Node.js 24 on arm64 (Graviton, about 20% cheaper per
  * GB-second), its own minified ESM bundle of just what its handler imports,
- * in the VPC, with the service's links. `handler` is SST's notation.
+ * in the VPC, with the service's links, traced by X-Ray. `handler` is SST's notation.
  */
 export function lambda(
   handler: string,
   context: FunctionContext,
   size: (typeof sizing)[keyof typeof sizing],
   description: string,
-  extra: Omit<sst.aws.FunctionArgs, 'handler' | 'vpc' | 'link' | 'memory' | 'timeout' | 'description'> = {},
+  extra: Omit<sst.aws.FunctionArgs, 'handler' | 'vpc' | 'link' | 'memory' | 'timeout' | 'description' | 'permissions'> & { permissions?: sst.aws.FunctionPermissionArgs[] } = {},
 ): sst.aws.FunctionArgs {
   return {
     handler,
@@ -66,6 +76,7 @@ export function lambda(
     ...size,
     ...extra,
     environment: { METRICS_NAMESPACE: metricsNamespace(), ...extra.environment },
-    transform: { ...extra.transform, ...lambdaOnlyTrust },
+    permissions: [...(extra.permissions ?? []), xrayWrite],
+    transform: { ...extra.transform, ...lambdaOnlyTrust, function: activeTracing },
   };
 }

@@ -55,3 +55,17 @@ export function createListener(
     },
   });
 }
+
+/**
+ * The log group the listener's container writes to: the awslogs driver's
+ * group in its task definition, which SST creates and does not expose. Read
+ * from the task definition, a filter on it comes after the group exists.
+ */
+export function listenerLogGroup(listener: sst.aws.Service): $util.Output<string> {
+  return listener.nodes.taskDefinition.containerDefinitions.apply((json) => {
+    const [container] = JSON.parse(json) as { logConfiguration: { options: Record<string, string> } }[];
+    const group = container?.logConfiguration.options['awslogs-group'];
+    if (!group) throw new Error('The listener’s task definition names no awslogs group.');
+    return group;
+  });
+}

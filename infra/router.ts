@@ -20,6 +20,19 @@ export const uncachedErrorStatuses = [400, 403, 404, 405, 414, 416, 500, 501, 50
 /** HSTS for a year; subdomains are the platform team's to decide, so they are left out. */
 const hstsMaxAgeSeconds = 365 * 24 * 60 * 60;
 
+/**
+ * The rate rule counts every request but /health's, so a monitor polling it
+ * never uses up a client's allowance nor is itself blocked: a scope-down of
+ * NOT (URI path exactly /health). The Router's `waf` args have no scope-down.
+ */
+export function exemptFromRateLimit(path: string): aws.types.input.wafv2.WebAclRuleStatementRateBasedStatementScopeDownStatement {
+  return {
+    notStatement: {
+      statements: [{ byteMatchStatement: { fieldToMatch: { uriPath: {} }, positionalConstraint: 'EXACTLY', searchString: path, textTransformations: [{ priority: 0, type: 'NONE' }] } }],
+    },
+  };
+}
+
 const escapeRegex = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
 /** HTTP routes under the hub's path (negotiation), which must reach the HTTP API rather than the WebSocket API. */
@@ -39,7 +52,8 @@ export function hubOrigin(webSocketUrl: string): { url: string; rewrite: { regex
  * One base URL (CloudFront) for both APIs: the hub's path goes to the
  * WebSocket API, everything else to the HTTP API. Its WAF enforces the
  * per-client-IP limit (the local gateway's IP_RATE_LIMIT_PER_SECOND, over
- * WAF's five-minute window); the APIs' stage throttling caps the total.
+ * WAF's five-minute window) on every path but /health; the APIs' stage
+ * throttling caps the total.
  * WAF's managed rule sets stay off: the core set blocks clients without a
  * User-Agent and the SQL-injection set misreads filter expressions, which
  * never reach SQL as text anyway.
@@ -67,6 +81,15 @@ export function createRouter(api: sst.aws.ApiGatewayV2, hub: sst.aws.ApiGatewayW
       },
     },
     transform: {
+      waf: (args) => {
+        args.rules = $output(args.rules ?? []).apply((rules) =>
+          rules.map((rule) =>
+            rule.statement.rateBasedStatement
+              ? { ...rule, statement: { rateBasedStatement: { ...rule.statement.rateBasedStatement, scopeDownStatement: exemptFromRateLimit(httpRoutes.health.path) } } }
+              : rule,
+          ),
+        );
+      },
       cachePolicy: (args) => {
         args.parametersInCacheKeyAndForwardedToOrigin = $output(args.parametersInCacheKeyAndForwardedToOrigin).apply((parameters) => ({
           ...parameters,

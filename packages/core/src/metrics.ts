@@ -44,9 +44,24 @@ export const metricCatalog = {
   ListenerPostsSent: { unit: MetricUnit.Count, help: 'PostToConnection calls that delivered, by the dimension kind.' },
   ListenerGoneConnections: { unit: MetricUnit.Count, help: 'Connections the management API reported gone (410), removed, by the dimension kind.' },
   ListenerFailedPosts: { unit: MetricUnit.Count, help: 'Posts that failed otherwise (throttled, store error), by the dimension kind.' },
+  // The fan-out function, one document per shard invocation (dimension kind); its posts count in the three listener metrics above.
+  FanOutShardTime: { unit: MetricUnit.Milliseconds, help: 'One shard invocation of the fan-out function: its read and its posts, by the dimension kind.' },
+  FanOutSkippedPosts: { unit: MetricUnit.Count, help: 'Posts a shard invocation never attempted because its deadline came first, by the dimension kind.' },
 } as const;
 
 export type MetricName = keyof typeof metricCatalog;
+
+/**
+ * The documents the listener prints (packages/listener/src/metrics.ts): the
+ * metrics each carries and the dimensions it adds to `service`. On Fargate
+ * nothing extracts EMF from the container's output, so infra/ publishes these
+ * with log metric filters on the listener's log group, each with exactly
+ * these dimensions.
+ */
+export const listenerDocuments = {
+  read: { dimensions: [], metrics: ['ListenerReads', 'ListenerReadTime', 'ListenerNotifications', 'ListenerHeartbeat', 'ListenerLag'] },
+  event: { dimensions: ['kind'], metrics: ['ListenerEvents', 'ListenerFanOutTime', 'ListenerPostsSent', 'ListenerGoneConnections', 'ListenerFailedPosts'] },
+} as const satisfies Record<string, { dimensions: readonly ('kind' | 'reason')[]; metrics: readonly MetricName[] }>;
 
 /** The bounded values of the dimensions that are not a route. */
 export type WalletLinkFailure = 'noChallenge' | 'badSignature' | 'addressMismatch' | 'walletTaken';
@@ -122,6 +137,9 @@ export function publishWith(dimension: { name: 'reason' | 'kind'; value: string 
   for (const [name, value] of Object.entries(values) as [MetricName, number][]) single.addMetric(name, metricCatalog[name].unit, value);
   single.publishStoredMetrics();
 }
+
+/** Prints one EMF document through the current sink (the local stack's worker threads hand theirs to the main thread this way). */
+export const emitEmf = (line: string): void => sink(line);
 
 export const countLinkFailure = (reason: WalletLinkFailure) => publishWith({ name: 'reason', value: reason }, { WalletLinkFailures: 1 });
 

@@ -1,5 +1,8 @@
 import type { Metrics } from '@aws-lambda-powertools/metrics';
-import { createMetrics, metricCatalog, publishWith, type ListenerEventKind, type MetricName } from '@hatchery/core/metrics';
+import { createMetrics, listenerDocuments, metricCatalog, publishWith, type ListenerEventKind } from '@hatchery/core/metrics';
+
+type ReadMetric = (typeof listenerDocuments.read.metrics)[number];
+type EventMetric = (typeof listenerDocuments.event.metrics)[number];
 
 export interface DeliveryFigures {
   sent: number;
@@ -22,14 +25,18 @@ export interface MeasuredRead {
 export function listenerMetrics(target: Metrics = createMetrics(), now: () => number = () => performance.now()) {
   let pending = 0;
   let pendingSince: number | undefined;
-  const add = (name: MetricName, value: number) => target.addMetric(name, metricCatalog[name].unit, value);
+  const add = (name: ReadMetric, value: number) => target.addMetric(name, metricCatalog[name].unit, value);
   return {
     /** One event posted to its audience: a document of its own, with the dimension kind. */
     delivered(kind: ListenerEventKind, delivery: DeliveryFigures, startedAt: number): void {
-      publishWith(
-        { name: 'kind', value: kind },
-        { ListenerEvents: 1, ListenerFanOutTime: now() - startedAt, ListenerPostsSent: delivery.sent, ListenerGoneConnections: delivery.gone, ListenerFailedPosts: delivery.failed },
-      );
+      const figures: Record<EventMetric, number> = {
+        ListenerEvents: 1,
+        ListenerFanOutTime: now() - startedAt,
+        ListenerPostsSent: delivery.sent,
+        ListenerGoneConnections: delivery.gone,
+        ListenerFailedPosts: delivery.failed,
+      };
+      publishWith({ name: 'kind', value: kind }, figures);
     },
     notified(): void {
       pending++;

@@ -1,6 +1,6 @@
 import * as z from 'zod';
 import { bigIntString } from '../indexer/wire';
-import { messages } from './protocol';
+import { messages, parseRecord, splitRecords } from './protocol';
 
 /** The two server-to-client events of SPEC.md "Events". */
 export const marketChangedSchema = z.object({
@@ -21,6 +21,16 @@ export const hubEvents = {
   marketChanged: 'marketChanged',
   forgeFulfilled: 'forgeFulfilled',
 } as const;
+
+export type HubEvent = (typeof hubEvents)[keyof typeof hubEvents];
+
+/** The event a server-to-client frame carries, when it is one of hubEvents. */
+export function eventOfFrame(frame: string): HubEvent | undefined {
+  const [record] = splitRecords(frame) ?? [];
+  const parsed = record === undefined ? undefined : parseRecord(record);
+  if (parsed?.kind !== 'invocation') return undefined;
+  return Object.values<string>(hubEvents).includes(parsed.target) ? (parsed.target as HubEvent) : undefined;
+}
 
 export const marketChangedMessage = (payload: MarketChanged) => messages.event(hubEvents.marketChanged, payload);
 

@@ -1,3 +1,4 @@
+import middy from '@middy/core';
 import type { Context } from 'aws-lambda';
 import { config } from '@hatchery/core/config';
 import { limits } from '@hatchery/core/limits';
@@ -5,17 +6,19 @@ import { logger } from '@hatchery/core/logger';
 import { connectionStore } from '@hatchery/core/realtime/connections';
 import { deliverShard, shardJobSchema, type Delivery } from '@hatchery/core/realtime/fan-out';
 import { hubConnections, managementClient } from '@hatchery/core/realtime/management';
+import { publishMetrics, shardMetrics } from '../middleware/metrics';
+import { traceInvocation } from '../middleware/tracing';
 
 const store = connectionStore();
 const log = logger().child({ component: 'fan-out' });
 
 /**
- * The fan-out function: the listener invokes it asynchronously once per
- * connection shard of a broadcast, with the encoded frame. A throw (a bad
- * event, a failed read) happens before the first post, so Lambda's retry of
- * this invocation re-sends nothing, and no other shard is touched.
+ * One shard of a broadcast: the listener invokes the function asynchronously
+ * once per connection shard, with the encoded frame. A throw (a bad event, a
+ * failed read) happens before the first post, so Lambda's retry of this
+ * invocation re-sends nothing, and no other shard is touched.
  */
-export const handler = async (event: unknown, context: Pick<Context, 'getRemainingTimeInMillis'>): Promise<Delivery> => {
+async function fanOutShard(event: unknown, context: Pick<Context, 'getRemainingTimeInMillis'>): Promise<Delivery> {
   const job = shardJobSchema.parse(event);
   const endpoint = config().WEBSOCKET_MANAGEMENT_ENDPOINT;
   if (!endpoint) throw new Error('The fan-out function needs WEBSOCKET_MANAGEMENT_ENDPOINT (the WebSocket API management endpoint).');
@@ -24,4 +27,11 @@ export const handler = async (event: unknown, context: Pick<Context, 'getRemaini
   const delivery = await deliverShard(job, { store, connections, concurrency: limits.hub.fanOutConcurrency, log }, stopAt);
   log.debug({ shard: job.shard, ...delivery }, 'shard fanned out');
   return delivery;
-};
+}
+
+/** The fan-out function: traced, and its shard's figures published as the HTTP handlers publish theirs. */
+export const handler = middy<unknown, Delivery, Error, Context>()
+  .use(traceInvocation<unknown, Delivery, Context>())
+  .use(publishMetrics())
+  .use(shardMetrics<Context>())
+  .handler(fanOutShard);
