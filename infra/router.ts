@@ -20,17 +20,25 @@ export const uncachedErrorStatuses = [400, 403, 404, 405, 414, 416, 500, 501, 50
 /** HSTS for a year; subdomains are the platform team's to decide, so they are left out. */
 const hstsMaxAgeSeconds = 365 * 24 * 60 * 60;
 
+/** The paths the route table exempts from the per-IP limit (`ipRateLimited: false`): literal paths, matched exactly. */
+export function rateLimitExemptPaths(routes: readonly HttpRoute[]): string[] {
+  const paths = [...new Set(routes.filter((route) => route.ipRateLimited === false).map((route) => route.path))];
+  const templated = paths.find((path) => path.includes('{'));
+  if (templated) throw new Error(`${templated}: only a literal path can be exempt from the WAF rate rule`);
+  return paths;
+}
+
 /**
- * The rate rule counts every request but /health's, so a monitor polling it
- * never uses up a client's allowance nor is itself blocked: a scope-down of
- * NOT (URI path exactly /health). The Router's `waf` args have no scope-down.
+ * The rate rule's scope-down: every request but those to the exempt paths
+ * (GET /health), so a monitor polling it never uses up a client's allowance
+ * nor is blocked itself. The Router's `waf` args have no scope-down.
  */
-export function exemptFromRateLimit(path: string): aws.types.input.wafv2.WebAclRuleStatementRateBasedStatementScopeDownStatement {
-  return {
-    notStatement: {
-      statements: [{ byteMatchStatement: { fieldToMatch: { uriPath: {} }, positionalConstraint: 'EXACTLY', searchString: path, textTransformations: [{ priority: 0, type: 'NONE' }] } }],
-    },
-  };
+export function exemptFromRateLimit(paths: readonly string[]): aws.types.input.wafv2.WebAclRuleStatementRateBasedStatementScopeDownStatement | undefined {
+  const exactly = (path: string): aws.types.input.wafv2.WebAclRuleStatement => ({
+    byteMatchStatement: { fieldToMatch: { uriPath: {} }, positionalConstraint: 'EXACTLY', searchString: path, textTransformations: [{ priority: 0, type: 'NONE' }] },
+  });
+  if (!paths.length) return undefined;
+  return { notStatement: { statements: [paths.length === 1 ? exactly(paths[0]!) : { orStatement: { statements: paths.map(exactly) } }] } };
 }
 
 const escapeRegex = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
@@ -82,12 +90,9 @@ export function createRouter(api: sst.aws.ApiGatewayV2, hub: sst.aws.ApiGatewayW
     },
     transform: {
       waf: (args) => {
+        const scopeDownStatement = exemptFromRateLimit(rateLimitExemptPaths(Object.values<HttpRoute>(httpRoutes)));
         args.rules = $output(args.rules ?? []).apply((rules) =>
-          rules.map((rule) =>
-            rule.statement.rateBasedStatement
-              ? { ...rule, statement: { rateBasedStatement: { ...rule.statement.rateBasedStatement, scopeDownStatement: exemptFromRateLimit(httpRoutes.health.path) } } }
-              : rule,
-          ),
+          rules.map((rule) => (rule.statement.rateBasedStatement ? { ...rule, statement: { rateBasedStatement: { ...rule.statement.rateBasedStatement, scopeDownStatement } } } : rule)),
         );
       },
       cachePolicy: (args) => {

@@ -13,6 +13,7 @@ import { configSchema, loadConfig } from '@hatchery/core/config';
 import { attemptBoundMs } from '@hatchery/core/db';
 import { createTableInput, tableDefinition } from '@hatchery/core/dynamo/table';
 import { limits } from '@hatchery/core/limits';
+import { createMetrics, listenerDocuments, metricCatalog, setEmfSink, type MetricName } from '@hatchery/core/metrics';
 import { originVerifyHeader } from '@hatchery/core/origin-verify';
 import { httpRoutes, type HttpRoute } from '@hatchery/functions/routes';
 import { fanOutHandler, hubPath, wsRoutes } from '@hatchery/functions/routes/realtime';
@@ -20,6 +21,7 @@ import type { DeployResult } from './sst/deploy';
 import { deployedFunctions, inputs, ofType, only, plainStrings, reveal, routesOf, state, type DeployedFunction } from './sst/deployed';
 import { ensurePlatform } from './sst/platform';
 import { inBatches, runDeploy } from './sst/run';
+import { listenerMetrics } from '@hatchery/listener/metrics';
 
 const secrets = {
   SST_SECRET_IdpProjectId: 'hatchery-prod-7f3a',
@@ -230,6 +232,15 @@ describe('every function', () => {
     expect(code).toContain(originSecret);
     expect(code).not.toContain(password);
   });
+
+  it('is traced by X-Ray: active tracing, and a role that may send the segments', () => {
+    for (const name of ['dev', 'existingDatabase'] as const) {
+      for (const fn of deployedFunctions(deployed(name))) {
+        expect(fn.lambda.tracingConfig, `${name} ${fn.id}`).toEqual({ mode: 'Active' });
+        for (const action of ['xray:PutTraceSegments', 'xray:PutTelemetryRecords']) expect(allows(fn.statements, action, '*'), `${name} ${fn.id} ${action}`).toBe(true);
+      }
+    }
+  });
 });
 
 describe('the database', () => {
@@ -298,6 +309,42 @@ function listenerEnvironment(result: DeployResult): Record<string, string> {
 }
 const listenerConfig = (result: DeployResult) => loadConfig(listenerEnvironment(result));
 
+interface MetricFilter {
+  name: string;
+  logGroupName: string;
+  pattern: string;
+  metricTransformation: { namespace: string; name: string; value: string; unit: string; dimensions: Record<string, string> };
+}
+const listenerFilters = (result: DeployResult) => ofType(result, 'aws:cloudwatch/logMetricFilter:LogMetricFilter').map((filter) => inputs<MetricFilter>(filter));
+
+/** What the listener prints for a read that answers a notification and posts one event of each kind. */
+function listenerLines(): Record<string, unknown>[] {
+  const lines: Record<string, unknown>[] = [];
+  setEmfSink((line) => lines.push(JSON.parse(line) as Record<string, unknown>));
+  try {
+    const measured = listenerMetrics(createMetrics());
+    measured.notified();
+    const read = measured.readStarted();
+    read.delivered('marketChanged', { sent: 3, gone: 1, failed: 0 }, performance.now());
+    read.delivered('forgeFulfilled', { sent: 1, gone: 0, failed: 0 }, performance.now());
+    read.finished(true);
+  } finally {
+    setEmfSink(undefined);
+  }
+  return lines;
+}
+
+/** A JSON path of the form the filters use (`$.name`). */
+const field = (line: Record<string, unknown>, path: string) => line[path.replace(/^\$\./, '')];
+
+/** CloudWatch Logs' reading of the one pattern form the filters use: `{ ($.a = "text") && ($.b = *) }`. */
+function matches(pattern: string, line: Record<string, unknown>): boolean {
+  const parsed = /^\{ \((\$\.\w+) = "([^"]*)"\) && \((\$\.\w+) = \*\) \}$/.exec(pattern);
+  if (!parsed) throw new Error(`a pattern of another form: ${pattern}`);
+  const [, equalPath, text, presentPath] = parsed;
+  return field(line, equalPath!) === text && field(line, presentPath!) !== undefined;
+}
+
 describe('the listener', () => {
   it('runs one Fargate task in the private subnets with no public IP, so it leaves through the NAT gateways', () => {
     const result = deployed('dev');
@@ -338,6 +385,48 @@ describe('the listener', () => {
     expect(lambdaConfig(fanOut).WEBSOCKET_MANAGEMENT_ENDPOINT).toMatch(/execute-api/);
     const invokeConfig = ofType(result, 'aws:lambda/functionEventInvokeConfig:FunctionEventInvokeConfig').map((each) => inputs(each));
     expect(invokeConfig).toEqual([expect.objectContaining({ functionName: fanOut.lambda.name, maximumRetryAttempts: limits.hub.shardRetries, maximumEventAgeInSeconds: 300 })]);
+  });
+
+  it('publishes its metrics to CloudWatch with a log metric filter per metric on its container’s log group, as its EMF lines carry them', () => {
+    const result = deployed('dev');
+    const [container] = JSON.parse(String(inputs(only(result, 'aws:ecs/taskDefinition:TaskDefinition')).containerDefinitions)) as { logConfiguration: { logDriver: string; options: Record<string, string> } }[];
+    expect(container!.logConfiguration.logDriver).toBe('awslogs');
+    const group = container!.logConfiguration.options['awslogs-group'];
+    expect(ofType(result, 'aws:cloudwatch/logGroup:LogGroup').filter((each) => inputs(each).name === group)).toHaveLength(1);
+    const filters = listenerFilters(result);
+    const published = Object.values(listenerDocuments).flatMap(({ metrics }) => [...metrics]);
+    expect(filters.map((filter) => filter.name).sort()).toEqual([...published].sort());
+    for (const [document, { dimensions, metrics }] of Object.entries(listenerDocuments)) {
+      for (const name of metrics) {
+        expect(filters.find((filter) => filter.name === name), `${document} ${name}`).toEqual({
+          name,
+          logGroupName: group,
+          pattern: `{ ($.service = "hatchery") && ($.${name} = *) }`,
+          metricTransformation: {
+            namespace: 'Hatchery/dev',
+            name,
+            value: `$.${name}`,
+            unit: metricCatalog[name].unit,
+            dimensions: Object.fromEntries(['service', ...dimensions].map((dimension) => [dimension, `$.${dimension}`])),
+          },
+        });
+      }
+    }
+    // The listener's real EMF lines: every filter matches one, and finds its value and dimensions in it, as CloudWatch Logs would.
+    const lines = listenerLines();
+    for (const filter of filters) {
+      const matched = lines.filter((line) => matches(filter.pattern, line));
+      expect(matched.length, filter.name).toBeGreaterThan(0);
+      for (const line of matched) {
+        expect(typeof field(line, filter.metricTransformation.value), filter.name).toBe('number');
+        for (const path of Object.values(filter.metricTransformation.dimensions)) expect(typeof field(line, path), `${filter.name} ${path}`).toBe('string');
+        // EMF would publish it with the same unit and the same dimensions.
+        const directive = (line._aws as { CloudWatchMetrics: { Dimensions: string[][]; Metrics: { Name: string; Unit: string }[] }[] }).CloudWatchMetrics[0]!;
+        expect(directive.Metrics.find((metric) => metric.Name === filter.name)?.Unit).toBe(filter.metricTransformation.unit);
+        expect(directive.Dimensions).toEqual([Object.keys(filter.metricTransformation.dimensions)]);
+      }
+    }
+    expect(ofType(deployed('tuned'), 'aws:cloudwatch/logMetricFilter:LogMetricFilter')).toHaveLength(published.length);
   });
 
   it('adds a warm standby task when asked', () => {
@@ -437,8 +526,8 @@ describe('the router', () => {
       return acl.rules.find((rule) => rule.statement.rateBasedStatement)!.statement.rateBasedStatement;
     };
     // IP_RATE_LIMIT_PER_SECOND's default (200), over WAF's five-minute window.
-    expect(rateLimit(deployed('dev'))).toEqual({ limit: 60_000, aggregateKeyType: 'IP' });
-    expect(rateLimit(deployed('tuned'))).toEqual({ limit: 6_000, aggregateKeyType: 'IP' });
+    expect(rateLimit(deployed('dev'))).toMatchObject({ limit: 60_000, aggregateKeyType: 'IP' });
+    expect(rateLimit(deployed('tuned'))).toMatchObject({ limit: 6_000, aggregateKeyType: 'IP' });
     const off = deployed('wafOff');
     expect(ofType(off, 'aws:wafv2/webAcl:WebAcl')).toEqual([]);
     expect(inputs(only(off, 'aws:cloudfront/distribution:Distribution')).webAclId).toBeUndefined();
@@ -446,6 +535,22 @@ describe('the router', () => {
       for (const stage of ofType(deployed(name), 'aws:apigatewayv2/stage:Stage')) {
         expect(inputs(stage).defaultRouteSettings, `${name} ${stage.name}`).toMatchObject({ throttlingRateLimit: rate, throttlingBurstLimit: rate * 2 });
       }
+    }
+  });
+
+  it('counts every request but GET /health in the WAF rate rule: a scope-down of NOT (URI path exactly /health)', () => {
+    for (const name of ['dev', 'tuned'] as const) {
+      const { rules } = inputs<{ rules: { name: string; statement: { rateBasedStatement?: { scopeDownStatement?: unknown }; managedRuleGroupStatement?: unknown } }[] }>(only(deployed(name), 'aws:wafv2/webAcl:WebAcl'));
+      const rated = rules.filter((rule) => rule.statement.rateBasedStatement);
+      expect(rated.map((rule) => rule.name), name).toEqual(['RateLimitPerIP']);
+      expect(rated[0]!.statement.rateBasedStatement!.scopeDownStatement, name).toEqual({
+        notStatement: {
+          statements: [{ byteMatchStatement: { fieldToMatch: { uriPath: {} }, positionalConstraint: 'EXACTLY', searchString: httpRoutes.health.path, textTransformations: [{ priority: 0, type: 'NONE' }] } }],
+        },
+      });
+      expect(routeTable.filter((route) => route.ipRateLimited === false).map((route) => route.path)).toEqual(['/health']);
+      // The managed rules still see /health: only the rate rule leaves it out.
+      expect(rules.filter((rule) => rule.statement.managedRuleGroupStatement).length, name).toBeGreaterThan(0);
     }
   });
 
@@ -470,7 +575,12 @@ describe('alarms and the dashboard', () => {
     expect(alarms.get('ListenerLag')).toMatchObject({ namespace, metricName: 'ListenerLag', statistic: 'Maximum', threshold: 10_000 });
     const connections = alarms.get('DatabaseConnections') as { metricQueries: { metric?: { metricName: string; dimensions: { ProxyName: string } } }[]; threshold: number };
     expect(connections.threshold).toBe(80);
-    expect(connections.metricQueries.flatMap((query) => (query.metric ? [query.metric.dimensions.ProxyName] : []))).toEqual([String(inputs(only(result, 'aws:rds/proxy:Proxy')).name), String(inputs(only(result, 'aws:rds/proxy:Proxy')).name)]);
+    // RDS Proxy publishes both metrics with the dimension set ProxyName alone (among others): the ratio is over that set exactly.
+    const proxyName = String(inputs(only(result, 'aws:rds/proxy:Proxy')).name);
+    expect(connections.metricQueries.flatMap((query) => (query.metric ? [[query.metric.metricName, query.metric.dimensions]] : []))).toEqual([
+      ['DatabaseConnections', { ProxyName: proxyName }],
+      ['MaxDatabaseConnectionsAllowed', { ProxyName: proxyName }],
+    ]);
     for (const fn of deployedFunctions(result)) {
       for (const metricName of ['Errors', 'Throttles']) {
         const alarm = [...alarms.values()].find((each) => each.namespace === 'AWS/Lambda' && each.metricName === metricName && (each.dimensions as { FunctionName: string }).FunctionName === fn.lambda.name);
@@ -484,6 +594,41 @@ describe('alarms and the dashboard', () => {
     expect(ofType(result, 'aws:sns/topicSubscription:TopicSubscription')).toEqual([]);
     const dashboard = JSON.parse(String(inputs(only(result, 'aws:cloudwatch/dashboard:Dashboard')).dashboardBody)) as { widgets: { properties: { title: string } }[] };
     expect(dashboard.widgets.map((widget) => widget.properties.title)).toEqual(expect.arrayContaining(['Requests and status classes', 'Listener', 'RDS Proxy connections']));
+  });
+
+  it('watches the listener’s metrics exactly as its log metric filters publish them: namespace, name and dimensions', () => {
+    for (const name of ['dev', 'tuned'] as const) {
+      const result = deployed(name);
+      const filters = listenerFilters(result);
+      const listenerAlarms = [...alarmsOf(result)].filter(([, alarm]) => String(alarm.metricName).startsWith('Listener'));
+      expect(listenerAlarms.map(([alarmName]) => alarmName).sort(), name).toEqual(['ListenerHeartbeatMissing', 'ListenerLag']);
+      for (const [alarmName, alarm] of listenerAlarms) {
+        const filter = filters.find((each) => each.metricTransformation.name === alarm.metricName && each.metricTransformation.namespace === alarm.namespace);
+        expect(filter, `${name} ${alarmName}`).toBeDefined();
+        const dimensions = alarm.dimensions as Record<string, string>;
+        expect(Object.keys(dimensions).sort(), `${name} ${alarmName}`).toEqual(Object.keys(filter!.metricTransformation.dimensions).sort());
+        // The value the filter's pattern requires of the line is the one the alarm asks for.
+        expect(filter!.pattern).toContain(`($.service = "${dimensions.service}")`);
+      }
+    }
+  });
+
+  it('shows the listener’s and the fan-out function’s figures by event kind on the dashboard, each as it is published', () => {
+    const result = deployed('dev');
+    const dashboard = JSON.parse(String(inputs(only(result, 'aws:cloudwatch/dashboard:Dashboard')).dashboardBody)) as { widgets: { properties: { title: string; metrics: (string | object)[][] } }[] };
+    const shown = dashboard.widgets.flatMap((widget) => widget.properties.metrics).filter((metric) => metric[0] === 'Hatchery/dev');
+    const filters = listenerFilters(result);
+    const dimensionNames = (metric: (string | object)[]) => metric.slice(2).filter((part, index): part is string => typeof part === 'string' && index % 2 === 0);
+    for (const metric of shown) {
+      const name = metric[1] as MetricName;
+      expect(metricCatalog[name], name).toBeDefined();
+      const filter = filters.find((each) => each.name === name);
+      if (filter) expect(dimensionNames(metric).sort(), name).toEqual(Object.keys(filter.metricTransformation.dimensions).sort());
+    }
+    const byKind = (name: string) => shown.filter((metric) => metric[1] === name).map((metric) => metric[5]);
+    for (const name of ['ListenerEvents', 'ListenerPostsSent', 'ListenerGoneConnections', 'ListenerFailedPosts', 'ListenerFanOutTime', 'FanOutShardTime', 'FanOutSkippedPosts']) {
+      expect(byKind(name).sort(), name).toEqual(['forgeFulfilled', 'marketChanged']);
+    }
   });
 
   it('takes its thresholds and subscriber from the deploy settings; a stage on an existing database has no proxy alarm', () => {

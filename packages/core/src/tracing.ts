@@ -31,7 +31,19 @@ export async function traced<T>(name: string, work: () => Promise<T>): Promise<T
   }
 }
 
-/** The client, its every call traced as a subsegment, when tracing is on. */
-export function traceAwsClient<T>(client: T): T {
-  return tracer ? tracer.captureAWSv3Client(client) : client;
+interface SdkClient {
+  middlewareStack: { identify(): string[]; remove(name: string): boolean };
+}
+
+/**
+ * The client, its every call traced as a subsegment, when tracing is on.
+ * Powertools also appends to the user agent in a middleware placed after the
+ * SDK's own; on a client that dropped that one (the management API's, see
+ * realtime/management.ts) every call would fail, so it goes too.
+ */
+export function traceAwsClient<T extends SdkClient>(client: T): T {
+  if (!tracer) return client;
+  const traced = tracer.captureAWSv3Client(client);
+  if (!client.middlewareStack.identify().some((entry) => entry.startsWith('getUserAgentMiddleware'))) client.middlewareStack.remove('addPowertoolsToUserAgent');
+  return traced;
 }

@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { setPriority } from 'node:os';
 import { parentPort } from 'node:worker_threads';
+import { setEmfSink } from '@hatchery/core/metrics';
 import { lambdaContext, loadHandler } from './lambda';
 import type { WorkerReply, WorkerRequest } from './workers';
 
@@ -21,8 +22,10 @@ function yieldToMainThread(): void {
 
 yieldToMainThread();
 
-/** Runs the invocations the pool sends, one at a time, each as Lambda would: the handler named in SST's notation, a context with a deadline. */
 const port = parentPort!;
+setEmfSink((line) => port.postMessage({ emf: line } satisfies WorkerReply));
+
+/** Runs the invocations the pool sends, one at a time, each as Lambda would: the handler named in SST's notation, a context with a deadline. */
 port.on('message', async ({ handler, functionName, event, timeoutMs }: WorkerRequest) => {
   let reply: WorkerReply;
   try {

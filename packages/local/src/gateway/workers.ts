@@ -1,6 +1,7 @@
 import { availableParallelism } from 'node:os';
 import { SHARE_ENV, Worker } from 'node:worker_threads';
 import { limits } from '@hatchery/core/limits';
+import { emitEmf } from '@hatchery/core/metrics';
 
 export interface WorkerRequest {
   handler: string;
@@ -9,8 +10,8 @@ export interface WorkerRequest {
   timeoutMs: number;
 }
 
-/** A worker's answer to its one invocation, or its first message, once it can take one. */
-export type WorkerReply = { ok: true; result: unknown } | { ok: false; error: { name: string; message: string } } | { ready: true };
+/** A worker's answer to its one invocation, its first message once it can take one, or an EMF line a handler printed. */
+export type WorkerReply = { ok: true; result: unknown } | { ok: false; error: { name: string; message: string } } | { ready: true } | { emf: string };
 
 /** A failed invocation, as Lambda reports it: the handler's error name and message. */
 export class FunctionError extends Error {
@@ -68,6 +69,8 @@ export function workerPool(size = defaultWorkers(), env: NodeJS.ProcessEnv | typ
     const worker = new Worker(script, { env });
     const slot: Slot = { worker, ready: false };
     worker.on('message', (reply: WorkerReply) => {
+      // A handler's metrics go where this process's go (the local stack's /metrics), as Lambda's output goes to CloudWatch.
+      if ('emf' in reply) return emitEmf(reply.emf);
       if ('ready' in reply) {
         slot.ready = true;
       } else {
