@@ -423,7 +423,7 @@ describe('the listener', () => {
         // EMF would publish it with the same unit and the same dimensions.
         const directive = (line._aws as { CloudWatchMetrics: { Dimensions: string[][]; Metrics: { Name: string; Unit: string }[] }[] }).CloudWatchMetrics[0]!;
         expect(directive.Metrics.find((metric) => metric.Name === filter.name)?.Unit).toBe(filter.metricTransformation.unit);
-        expect(directive.Dimensions).toEqual([Object.keys(filter.metricTransformation.dimensions)]);
+        expect(directive.Dimensions.map((set) => [...set].sort())).toEqual([Object.keys(filter.metricTransformation.dimensions).sort()]);
       }
     }
     expect(ofType(deployed('tuned'), 'aws:cloudwatch/logMetricFilter:LogMetricFilter')).toHaveLength(published.length);
