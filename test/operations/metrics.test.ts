@@ -1,6 +1,10 @@
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { metricCatalog } from '@hatchery/core/metrics';
+import { shardOf } from '@hatchery/core/realtime/connections';
+import { marketChangedMessage } from '@hatchery/core/realtime/events';
+import { localFanOutFunction } from '@hatchery/local/stack';
+import { functionShards } from '@hatchery/listener/shards';
 import { demoAddress, demoSizes } from '@hatchery/local/demo-data';
 import { parseEmf, type EmfDocument } from '@hatchery/local/metrics';
 import { call, client, freshCaller, type Challenge } from '../accounts/support';
@@ -181,6 +185,28 @@ describe('hub and listener metrics', () => {
     expect(names(event).sort()).toEqual(['ListenerEvents', 'ListenerFailedPosts', 'ListenerFanOutTime', 'ListenerGoneConnections', 'ListenerPostsSent']);
     expect(event.ListenerPostsSent).toBeGreaterThanOrEqual(1);
     expect(event.ListenerFailedPosts).toBe(0);
+  });
+});
+
+describe('fan-out function metrics', () => {
+  it('reach the stack from the function’s worker thread, as Lambda’s output reaches CloudWatch: one document per shard, and /metrics', async () => {
+    const before = new Set(stack.hub.connections.keys());
+    const hub = await connectHub(stack.url);
+    try {
+      const shard = shardOf([...stack.hub.connections.keys()].find((id) => !before.has(id))!);
+      const sent = stack.metrics.series('ListenerPostsSent', { service, kind: 'marketChanged' }).sum;
+      // Queued as the listener hands a shard out, to the local Lambda service, which runs the function in a worker thread.
+      expect(await functionShards(localFanOutFunction, stack.url)({ shard, frame: marketChangedMessage({ count: 5, maxBlock: '55' }) })).toBe('queued');
+      await waitFor(() => withMetric('FanOutShardTime').length === 1, 'the shard’s document');
+      const [document] = withMetric('FanOutShardTime');
+      expect(document!._aws.CloudWatchMetrics[0]!.Dimensions).toEqual([['service', 'kind']]);
+      expect(document).toMatchObject({ kind: 'marketChanged', FanOutSkippedPosts: 0, ListenerFailedPosts: 0 });
+      expect(document!.ListenerPostsSent).toBeGreaterThanOrEqual(1);
+      expect(stack.metrics.series('ListenerPostsSent', { service, kind: 'marketChanged' }).sum).toBe(sent + (document!.ListenerPostsSent as number));
+      expect(await (await fetch(`${stack.url}/metrics`)).text()).toContain('hatchery_fan_out_shard_time_milliseconds_count{kind="marketChanged",service="hatchery"}');
+    } finally {
+      await hub.stop();
+    }
   });
 });
 
