@@ -2,7 +2,9 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { httpRoutes, type HttpRoute } from '@hatchery/functions/routes';
+import { marketChangedMessage } from '@hatchery/core/realtime/events';
+import { httpRoutes } from '@hatchery/functions/routes';
+import { fanOutHandler } from '@hatchery/functions/routes/realtime';
 import { bundleHandlers, httpEvent, probe, repositoryRoot, stackBacking, tracingEnvironment, xrayDaemon, type Bundle, type Probe } from '../operations/lambda';
 import type { BenchSection } from './context';
 
@@ -16,7 +18,11 @@ const runs = Number(process.env.BENCH_COLD_START_RUNS ?? 5);
 const warmCalls = Number(process.env.BENCH_WARM_CALLS ?? 300);
 const baselineRef = process.env.BENCH_BASELINE_REF ?? 'main';
 
-const routes: HttpRoute[] = [httpRoutes.listEditions, httpRoutes.getMe, httpRoutes.getSummary];
+/** Three HTTP functions, and the fan-out function on a shard with no connections (its read, no post). */
+const targets = [
+  ...[httpRoutes.listEditions, httpRoutes.getMe, httpRoutes.getSummary].map((route) => ({ label: `${route.method} ${route.path}`, handler: route.handler, route })),
+  { label: 'fan-out, empty shard', handler: fanOutHandler, route: undefined },
+];
 
 /** The baseline's packages, exported from git into `dir` (no checkout, no change to the repository). */
 function exportBaseline(dir: string): string {
@@ -46,12 +52,12 @@ export const observabilityBench: BenchSection = async ({ stack }) => {
     const baselineDir = join(workdir, 'baseline');
     const commit = exportBaseline(baselineDir);
     const head = await bundleHandlers(
-      routes.map((route) => route.handler),
+      targets.map((target) => target.handler),
       join(workdir, 'head'),
     );
-    const inBaseline = routes.filter((route) => existsSync(join(baselineDir, `${route.handler.slice(0, route.handler.lastIndexOf('.'))}.ts`)));
+    const inBaseline = targets.filter((target) => existsSync(join(baselineDir, `${target.handler.slice(0, target.handler.lastIndexOf('.'))}.ts`)));
     const baseline = await bundleHandlers(
-      inBaseline.map((route) => route.handler),
+      inBaseline.map((target) => target.handler),
       join(workdir, 'base'),
       baselineDir,
     );
@@ -60,6 +66,7 @@ export const observabilityBench: BenchSection = async ({ stack }) => {
       ...stackBacking(stack),
       // One request line per call, as deployed.
       LOG_LEVEL: 'info',
+      WEBSOCKET_MANAGEMENT_ENDPOINT: stack.url,
     };
     const lambda = tracingEnvironment(daemon.port);
     const modes: { name: string; env: Record<string, string>; bundles: Bundle[] }[] = [
@@ -70,10 +77,10 @@ export const observabilityBench: BenchSection = async ({ stack }) => {
     ];
     console.log(`\nObservability cost per function (median of ${runs} fresh Node.js ${process.versions.node} processes; warm CPU over ${warmCalls} calls; Lambda's environment, X-Ray daemon stand-in)`);
     console.log(`${'function'.padEnd(28)} ${'mode'.padEnd(28)} ${'KB'.padStart(6)} ${'gzip KB'.padStart(8)} ${'import ms'.padStart(10)} ${'1st call'.padStart(9)} ${'warm CPU µs'.padStart(12)} ${'status'.padStart(7)}`);
-    for (const route of routes) {
-      const event = httpEvent(route, route.auth === 'jwt' ? { token } : {});
+    for (const { label, handler, route } of targets) {
+      const event = route ? httpEvent(route, route.auth === 'jwt' ? { token } : {}) : { shard: 0, frame: marketChangedMessage({ count: 1, maxBlock: '1' }) };
       const present = modes.flatMap((mode) => {
-        const bundle = mode.bundles.find((each) => each.handler === route.handler);
+        const bundle = mode.bundles.find((each) => each.handler === handler);
         return bundle ? [{ ...mode, bundle, probes: [] as Probe[] }] : [];
       });
       // Round-robin, so that a machine that gets busier during the run weighs on every mode alike.
@@ -84,8 +91,8 @@ export const observabilityBench: BenchSection = async ({ stack }) => {
         reference ??= result;
         const ratio = reference.warmCpuUs && result.warmCpuUs ? ` (${(result.warmCpuUs / reference.warmCpuUs).toFixed(2)}×)` : '';
         console.log(
-          `${`${route.method} ${route.path}`.padEnd(28)} ${mode.name.padEnd(28)} ${(bundle.bytes / 1024).toFixed(0).padStart(6)} ${(bundle.gzipBytes / 1024).toFixed(0).padStart(8)} ` +
-            `${result.importMs?.toFixed(0).padStart(10) ?? '-'.padStart(10)} ${result.firstCallMs?.toFixed(0).padStart(9) ?? '-'.padStart(9)} ${`${result.warmCpuUs?.toFixed(0) ?? '-'}${ratio}`.padStart(12)} ${String(result.statusCode ?? result.error?.split('\n')[0]).padStart(7)}`,
+          `${label.padEnd(28)} ${mode.name.padEnd(28)} ${(bundle.bytes / 1024).toFixed(0).padStart(6)} ${(bundle.gzipBytes / 1024).toFixed(0).padStart(8)} ` +
+            `${result.importMs?.toFixed(0).padStart(10) ?? '-'.padStart(10)} ${result.firstCallMs?.toFixed(0).padStart(9) ?? '-'.padStart(9)} ${`${result.warmCpuUs?.toFixed(0) ?? '-'}${ratio}`.padStart(12)} ${String(result.error ? result.error.split('\n')[0] : (result.statusCode ?? 'ok')).padStart(7)}`,
         );
       }
     }
