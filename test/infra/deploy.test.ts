@@ -320,7 +320,7 @@ const listenerFilters = (result: DeployResult) => ofType(result, 'aws:cloudwatch
 /** What the listener prints for a read that answers a notification and posts one event of each kind. */
 function listenerLines(): Record<string, unknown>[] {
   const lines: Record<string, unknown>[] = [];
-  setEmfSink((line) => lines.push(JSON.parse(line) as Record<string, unknown>));
+  setEmfSink((document) => lines.push({ ...document }));
   try {
     const measured = listenerMetrics(createMetrics());
     measured.notified();

@@ -69,6 +69,7 @@ describe('the fan-out function’s metrics and traces', () => {
   it('publishes one document per shard under [service, kind]: posts sent, gone and failed under the listener’s names, its time, posts skipped', async () => {
     const gone = goneIdIn(shard);
     await connectionStore().add(gone, Date.now());
+    await connectionStore().join(gone);
     const market = record(hub, 'marketChanged');
     const payload = { count: 41, maxBlock: '4141' };
     const { probe: result, stdout } = await probe(bundle, { shard, frame: marketChangedMessage(payload) }, environment());

@@ -138,8 +138,8 @@ export function publishWith(dimension: { name: 'reason' | 'kind'; value: string 
   single.publishStoredMetrics();
 }
 
-/** Prints one EMF document through the current sink (the local stack's worker threads hand theirs to the main thread this way). */
-export const emitEmf = (line: string): void => sink(line);
+/** Hands one EMF document to the current sink (the local stack's worker threads hand theirs to the main thread this way). */
+export const emitEmf = (document: EmfOutput): void => sink(document);
 
 export const countLinkFailure = (reason: WalletLinkFailure) => publishWith({ name: 'reason', value: reason }, { WalletLinkFailures: 1 });
 

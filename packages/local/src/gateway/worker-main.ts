@@ -23,7 +23,7 @@ function yieldToMainThread(): void {
 yieldToMainThread();
 
 const port = parentPort!;
-setEmfSink((line) => port.postMessage({ emf: line } satisfies WorkerReply));
+setEmfSink((document) => port.postMessage({ emf: document } satisfies WorkerReply));
 
 /** Runs the invocations the pool sends, one at a time, each as Lambda would: the handler named in SST's notation, a context with a deadline. */
 port.on('message', async ({ handler, functionName, event, timeoutMs }: WorkerRequest) => {

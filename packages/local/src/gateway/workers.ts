@@ -1,7 +1,7 @@
 import { availableParallelism } from 'node:os';
 import { SHARE_ENV, Worker } from 'node:worker_threads';
 import { limits } from '@hatchery/core/limits';
-import { emitEmf } from '@hatchery/core/metrics';
+import { emitEmf, type EmfSink } from '@hatchery/core/metrics';
 
 export interface WorkerRequest {
   handler: string;
@@ -10,8 +10,8 @@ export interface WorkerRequest {
   timeoutMs: number;
 }
 
-/** A worker's answer to its one invocation, its first message once it can take one, or an EMF line a handler printed. */
-export type WorkerReply = { ok: true; result: unknown } | { ok: false; error: { name: string; message: string } } | { ready: true } | { emf: string };
+/** A worker's answer to its one invocation, its first message once it can take one, or an EMF document a handler published. */
+export type WorkerReply = { ok: true; result: unknown } | { ok: false; error: { name: string; message: string } } | { ready: true } | { emf: Parameters<EmfSink>[0] };
 
 /** A failed invocation, as Lambda reports it: the handler's error name and message. */
 export class FunctionError extends Error {
