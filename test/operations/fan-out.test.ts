@@ -32,8 +32,17 @@ beforeAll(async () => {
   daemon = await xrayDaemon();
   const before = new Set(stack.hub.connections.keys());
   hub = await connectHub(stack.url);
-  shard = shardOf([...stack.hub.connections.keys()].find((id) => !before.has(id))!);
+  const id = [...stack.hub.connections.keys()].find((each) => !before.has(each))!;
+  shard = shardOf(id);
+  // $default marks the connection ready just after answering the handshake: from then on shard reads return it.
+  await waitFor(async () => (await idsIn(shard)).includes(id), 'the connection ready in its shard');
 }, 120_000);
+
+async function idsIn(wanted: number): Promise<string[]> {
+  const found: string[] = [];
+  for await (const page of connectionStore().shard(wanted)) found.push(...page);
+  return found;
+}
 
 afterAll(async () => {
   await hub?.stop();
@@ -88,9 +97,7 @@ describe('the fan-out function’s metrics and traces', () => {
     expect(shardDocument).toMatchObject({ ListenerPostsSent: 1, ListenerGoneConnections: 1, ListenerFailedPosts: 0, FanOutSkippedPosts: 0 });
     expect(shardDocument.FanOutShardTime).toBeGreaterThan(0);
     // The gone connection was removed, as the count says.
-    const left: string[] = [];
-    for await (const page of connectionStore().shard(shard)) left.push(...page);
-    expect(left).not.toContain(gone);
+    expect(await idsIn(shard)).not.toContain(gone);
     // A first invocation is a cold start: Powertools' own document, with the function's name (the probe's context names it `probe`).
     const coldStart = documents.find((document) => 'ColdStart' in document)!;
     expect(coldStart).toMatchObject({ ColdStart: 1, service: 'hatchery', function_name: 'probe' });

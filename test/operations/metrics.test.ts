@@ -1,7 +1,7 @@
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { metricCatalog } from '@hatchery/core/metrics';
-import { shardOf } from '@hatchery/core/realtime/connections';
+import { connectionStore, shardOf } from '@hatchery/core/realtime/connections';
 import { marketChangedMessage } from '@hatchery/core/realtime/events';
 import { localFanOutFunction } from '@hatchery/local/stack';
 import { functionShards } from '@hatchery/listener/shards';
@@ -193,7 +193,13 @@ describe('fan-out function metrics', () => {
     const before = new Set(stack.hub.connections.keys());
     const hub = await connectHub(stack.url);
     try {
-      const shard = shardOf([...stack.hub.connections.keys()].find((id) => !before.has(id))!);
+      const id = [...stack.hub.connections.keys()].find((each) => !before.has(each))!;
+      const shard = shardOf(id);
+      // $default marks the connection ready just after answering the handshake: from then on shard reads return it.
+      await waitFor(async () => {
+        for await (const page of connectionStore().shard(shard)) if (page.includes(id)) return true;
+        return false;
+      }, 'the connection ready in its shard');
       const sent = stack.metrics.series('ListenerPostsSent', { service, kind: 'marketChanged' }).sum;
       // Queued as the listener hands a shard out, to the local Lambda service, which runs the function in a worker thread.
       expect(await functionShards(localFanOutFunction, stack.url)({ shard, frame: marketChangedMessage({ count: 5, maxBlock: '55' }) })).toBe('queued');
