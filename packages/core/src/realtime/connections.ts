@@ -82,18 +82,21 @@ const ignoreConditionFailure = (error: unknown) => {
   if ((error as { name?: string }).name !== 'ConditionalCheckFailedException') throw error;
 };
 
+/** The key of a connection's record in its shard. */
+const connectionKey = (connectionId: string) => ({ pk: connectionKeys.shard(shardOf(connectionId)), sk: connectionId });
+
 /**
  * A connection's record: in its shard, expiring when API Gateway would close
  * it anyway. $connect writes it awaiting the handshake; records written before
  * that mark existed count as handshaken, so an upgrade needs no migration.
  */
 export const connectionItem = (connectionId: string, connectedAtMs: number, state: { awaitingHandshake: boolean }) => ({
-  pk: connectionKeys.shard(shardOf(connectionId)),
-  sk: connectionId,
+  ...connectionKey(connectionId),
   connectedAt: connectedAtMs,
   expiresAt: epochSeconds(connectedAtMs + limits.hub.connectionLifetimeMs),
   ...(state.awaitingHandshake ? { awaitingHandshake: true } : {}),
 });
+
 /** Keys of BatchWriteItem requests: at most 25 per call. */
 const batchSize = 25;
 const names = { '#pk': 'pk', '#sk': 'sk', '#groups': 'groups', '#expiresAt': 'expiresAt', '#awaiting': 'awaitingHandshake' };
@@ -143,7 +146,7 @@ export function connectionStore(options: { client?: DynamoDBDocumentClient; tabl
         .send(
           new UpdateCommand({
             TableName: table(),
-            Key: { pk: connectionKeys.shard(shardOf(connectionId)), sk: connectionId },
+            Key: connectionKey(connectionId),
             UpdateExpression: 'REMOVE #awaiting',
             ConditionExpression: 'attribute_exists(#pk)',
             ExpressionAttributeNames: { '#pk': names['#pk'], '#awaiting': names['#awaiting'] },
@@ -154,7 +157,7 @@ export function connectionStore(options: { client?: DynamoDBDocumentClient; tabl
 
     async remove(connectionId) {
       const { Attributes } = await client().send(
-        new DeleteCommand({ TableName: table(), Key: { pk: connectionKeys.shard(shardOf(connectionId)), sk: connectionId }, ReturnValues: 'ALL_OLD' }),
+        new DeleteCommand({ TableName: table(), Key: connectionKey(connectionId), ReturnValues: 'ALL_OLD' }),
       );
       const groups = Attributes?.groups as Set<string> | undefined;
       if (groups?.size) await deleteGroupItems(connectionId, [...groups]);
@@ -167,7 +170,7 @@ export function connectionStore(options: { client?: DynamoDBDocumentClient; tabl
         const { Attributes } = await client().send(
           new UpdateCommand({
             TableName: table(),
-            Key: { pk: connectionKeys.shard(shardOf(connectionId)), sk: connectionId },
+            Key: connectionKey(connectionId),
             UpdateExpression: 'ADD #groups :group',
             ConditionExpression: 'attribute_exists(#pk) AND (attribute_not_exists(#groups) OR size(#groups) < :max OR contains(#groups, :address))',
             ExpressionAttributeNames: { '#pk': names['#pk'], '#groups': names['#groups'] },
@@ -178,7 +181,7 @@ export function connectionStore(options: { client?: DynamoDBDocumentClient; tabl
         expiresAt = Attributes?.expiresAt as number;
       } catch (error) {
         if ((error as { name?: string }).name !== 'ConditionalCheckFailedException') throw error;
-        const { Item } = await client().send(new GetCommand({ TableName: table(), Key: { pk: connectionKeys.shard(shardOf(connectionId)), sk: connectionId } }));
+        const { Item } = await client().send(new GetCommand({ TableName: table(), Key: connectionKey(connectionId) }));
         return Item ? 'tooManyGroups' : 'gone';
       }
       await client().send(new PutCommand({ TableName: table(), Item: { pk: connectionKeys.group(address), sk: connectionId, expiresAt } }));
@@ -190,7 +193,7 @@ export function connectionStore(options: { client?: DynamoDBDocumentClient; tabl
       await client().send(
         new UpdateCommand({
           TableName: table(),
-          Key: { pk: connectionKeys.shard(shardOf(connectionId)), sk: connectionId },
+          Key: connectionKey(connectionId),
           UpdateExpression: 'DELETE #groups :group',
           ConditionExpression: 'attribute_exists(#pk)',
           ExpressionAttributeNames: { '#pk': names['#pk'], '#groups': names['#groups'] },
