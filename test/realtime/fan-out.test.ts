@@ -252,8 +252,9 @@ describe('a broadcast through the fan-out function', () => {
     // Every shard with a connection goes to the function: none is small enough for the listener to post itself.
     const listener = startListener({ smallAudience: 0, shards: functionShards(flaky, stack.url) });
     await leading(listener);
-    // Every shard that holds a record is handed out, including records an earlier test's clients left for the TTL.
-    const occupied = (await Promise.all(shards.map(async (shard) => ((await store.peek(shard, 1)).ids.length > 0 ? [shard] : [])))).flat();
+    // Every shard that holds a record is handed out, including records an earlier test's clients left for the TTL and
+    // records that reads skip (expired, awaiting a handshake): a one-record read that does not reach the shard's end.
+    const occupied = (await Promise.all(shards.map(async (shard) => (!(await store.peek(shard, 1)).complete ? [shard] : [])))).flat();
     expect(occupied).toEqual(expect.arrayContaining([...new Set(clients.map((client) => shardOf(client.id)))]));
     const failing = shardOf(clients[0]!.id);
     await stack.sql('SELECT 1');
