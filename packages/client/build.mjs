@@ -1,6 +1,8 @@
-// The package's browser bundle: ESM, one file per entry point, @microsoft/signalr left to the app.
+// The package's browser bundle: ESM, one file per entry point, @microsoft/signalr left to the app; and its declarations.
 // `npm run build -w @hatchery/client` writes dist/; tests and the size check build the same in memory.
+import { execFileSync } from 'node:child_process';
 import { rm } from 'node:fs/promises';
+import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 import * as esbuild from 'esbuild';
 
@@ -36,8 +38,15 @@ export async function minifiedWhole() {
   return result.outputFiles[0].contents;
 }
 
-if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
+const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc');
+const declarationConfig = fileURLToPath(new URL('./tsconfig.build.json', import.meta.url));
+
+/** What the package ships, into `outdir`: the bundle, and tsc's declarations of src/ (which import nothing but each other and @microsoft/signalr). */
+export async function build(outdir = buildOptions().outdir) {
   // Chunk names are content hashes: a stale one would ship beside the new.
-  await rm(buildOptions().outdir, { recursive: true, force: true });
-  await esbuild.build(buildOptions());
+  await rm(outdir, { recursive: true, force: true });
+  await esbuild.build(buildOptions({ outdir }));
+  execFileSync(process.execPath, [tsc, '-p', declarationConfig, '--outDir', outdir], { stdio: 'inherit' });
 }
+
+if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) await build();

@@ -5,7 +5,7 @@ import { listingsSource } from '@hatchery/core/indexer/listings';
 import { compileFilter, compileOrderBy, Params, type FieldMap } from '@hatchery/core/query/compile';
 import { parseFilter } from '@hatchery/core/query/grammar';
 import { and, escapeValue, filter, or } from '../../packages/client/src/index';
-import { filterText, orderText } from '../../packages/client/src/filter';
+import { filterText, orderText, type FieldsOf } from '../../packages/client/src/filter';
 
 /** The server's compilation of a filter: SQL text and parameters. */
 function compiled(text: string, fields: FieldMap) {
@@ -73,7 +73,7 @@ describe('escaping, against the server parser', () => {
   });
 
   it('writes sort terms the server reads', () => {
-    const order = orderText<typeof editionsSource.fields>((e) => [e.rarity.desc(), e.name.asc()]);
+    const order = orderText<FieldsOf<'listEditions'>>((e) => [e.rarity.desc(), e.name.asc()]);
     expect(order).toBe('rarity desc,name asc');
     expect(compileOrderBy(order, editionsSource.fields, editionsSource.order)).toBe(compileOrderBy('rarity desc, name asc', editionsSource.fields, editionsSource.order));
   });

@@ -1,29 +1,27 @@
-import type * as z from 'zod';
-import type { FieldMap } from '@hatchery/core/query/compile';
-import { filterText, orderText, type FieldsOf, type FilterInput, type ListRouteName, type OrderInput } from './filter';
-import { send, type HttpOptions } from './http';
-import type { RouteName, RouteTable } from './routes';
-import { wireRoutes } from './wire-routes';
-import { linkWallet, requireWalletLinked, type LinkedAccount, type LinkOptions, type LinkOutcome, type WalletSigner } from './wallet';
+import { filterText, orderText, type FieldsOf, type FieldTypes, type FilterInput, type ListRouteName, type OrderInput } from './filter.js';
+import { send, type HttpOptions } from './http.js';
+import type { RouteName, RouteTable } from './routes.js';
+import { wireRoutes } from './wire-routes.js';
+import { linkWallet, requireWalletLinked, type LinkedAccount, type LinkOptions, type LinkOutcome, type WalletSigner } from './wallet.js';
 
-type Schema<K extends RouteName, Part extends string> = RouteTable[K] extends { request: { [P in Part]: infer S extends z.ZodType } } ? S : never;
-type FieldsFor<K extends RouteName> = K extends ListRouteName ? FieldsOf<K> : FieldMap;
+type Part<K extends RouteName, P extends 'params' | 'body' | 'query' | 'response'> = RouteTable[K] extends { [Q in P]: infer T } ? T : never;
+type FieldsFor<K extends RouteName> = K extends ListRouteName ? FieldsOf<K> : FieldTypes;
 
 /** Query parameters by their meaning (numbers as numbers), all optional; filter and orderBy also as builders. */
-type QueryInput<K extends RouteName> = [Schema<K, 'query'>] extends [never]
+type QueryInput<K extends RouteName> = [Part<K, 'query'>] extends [never]
   ? {}
   : {
-      [P in keyof z.output<Schema<K, 'query'>>]?: P extends 'filter'
+      [P in keyof Part<K, 'query'>]?: P extends 'filter'
         ? FilterInput<FieldsFor<K>>
         : P extends 'orderBy'
           ? OrderInput<FieldsFor<K>>
-          : Exclude<z.output<Schema<K, 'query'>>[P], undefined>;
+          : Exclude<Part<K, 'query'>[P], undefined>;
     };
-type PartInput<K extends RouteName, Part extends 'params' | 'body'> = [Schema<K, Part>] extends [never] ? {} : z.input<Schema<K, Part>>;
+type PartInput<K extends RouteName, P extends 'params' | 'body'> = [Part<K, P>] extends [never] ? {} : Part<K, P>;
 
 /** One object: path parameters, then the query or the body, by name. */
 export type RouteInput<K extends RouteName> = PartInput<K, 'params'> & PartInput<K, 'body'> & QueryInput<K>;
-export type RouteOutput<K extends RouteName> = RouteTable[K] extends { response: infer S extends z.ZodType } ? z.output<S> : unknown;
+export type RouteOutput<K extends RouteName> = [Part<K, 'response'>] extends [never] ? unknown : Part<K, 'response'>;
 
 export interface CallOptions {
   signal?: AbortSignal;
@@ -58,8 +56,8 @@ function encodeQuery(input: Record<string, unknown>): Record<string, string> {
   const query: Record<string, string> = {};
   for (const [name, value] of Object.entries(input)) {
     if (value === undefined) continue;
-    if (name === 'filter') query[name] = filterText(value as FilterInput<FieldMap>);
-    else if (name === 'orderBy') query[name] = orderText(value as OrderInput<FieldMap>);
+    if (name === 'filter') query[name] = filterText(value as FilterInput<FieldTypes>);
+    else if (name === 'orderBy') query[name] = orderText(value as OrderInput<FieldTypes>);
     else query[name] = String(value);
   }
   return query;

@@ -1,13 +1,11 @@
 import { HubConnectionBuilder, LogLevel, type IHttpConnectionOptions } from '@microsoft/signalr';
-import type { ForgeFulfilled, hubEvents, MarketChanged } from '@hatchery/core/realtime/events';
-import type { hubPath as serverHubPath } from '@hatchery/functions/routes/realtime';
-import { createClient, type Client } from './client';
-import { debounce } from './timing';
+import { createClient, type Client } from './client.js';
+import type { ForgeFulfilled, HubEventName as EventName, HubPath, MarketChanged } from './route-types.js';
+import { debounce } from './timing.js';
 
 export type { ForgeFulfilled, MarketChanged };
 
-const hubPath: typeof serverHubPath = '/hubs/events';
-type EventName = keyof typeof hubEvents;
+const hubPath: HubPath = '/hubs/events';
 
 /** The part of @microsoft/signalr's HubConnection used here. */
 export interface HubLike {

@@ -1,12 +1,17 @@
-import type { FieldMap, FieldType } from '@hatchery/core/query/compile';
-import type { RouteName, RouteTable } from './routes';
+import type { FieldType } from './route-types.js';
+import type { RouteName, RouteTable } from './routes.js';
+
+export type { FieldType };
+
+/** A read model's filter and sort fields by name, each with its type. */
+export type FieldTypes = Readonly<Record<string, FieldType>>;
 
 /** The routes that take `filter` and `orderBy`: those whose table entry names a read model's fields. */
-export type ListRouteName = { [K in RouteName]: RouteTable[K] extends { list: { fields: FieldMap } } ? K : never }[RouteName];
-export type FieldsOf<K extends ListRouteName> = RouteTable[K] extends { list: { fields: infer F extends FieldMap } } ? F : never;
+export type ListRouteName = { [K in RouteName]: RouteTable[K] extends { fields: FieldTypes } ? K : never }[RouteName];
+export type FieldsOf<K extends ListRouteName> = RouteTable[K] extends { fields: infer F extends FieldTypes } ? F : never;
 
 /** A filter for one read model's fields; `F` keeps one endpoint's filter out of another's call. */
-export interface Filter<F extends FieldMap = FieldMap> {
+export interface Filter<F extends FieldTypes = FieldTypes> {
   /** The Gridify expression, escaped. */
   readonly text: string;
   /** Set on a compound expression: how it joins its parts. */
@@ -17,7 +22,7 @@ export interface Filter<F extends FieldMap = FieldMap> {
   readonly fields?: (fields: F) => F;
 }
 
-export interface Sort<F extends FieldMap = FieldMap> {
+export interface Sort<F extends FieldTypes = FieldTypes> {
   readonly text: string;
   readonly fields?: (fields: F) => F;
 }
@@ -29,21 +34,21 @@ export interface TextOptions {
   ignoreCase?: boolean;
 }
 
-interface Sortable<F extends FieldMap> {
+interface Sortable<F extends FieldTypes> {
   asc(): Sort<F>;
   desc(): Sort<F>;
 }
-interface Equality<F extends FieldMap, V> {
+interface Equality<F extends FieldTypes, V> {
   eq(value: V): Filter<F>;
   ne(value: V): Filter<F>;
 }
-interface Ordered<F extends FieldMap, V> {
+interface Ordered<F extends FieldTypes, V> {
   lt(value: V): Filter<F>;
   gt(value: V): Filter<F>;
   lte(value: V): Filter<F>;
   gte(value: V): Filter<F>;
 }
-interface TextField<F extends FieldMap> extends Sortable<F> {
+interface TextField<F extends FieldTypes> extends Sortable<F> {
   eq(value: string, options?: TextOptions): Filter<F>;
   ne(value: string, options?: TextOptions): Filter<F>;
   lt(value: string): Filter<F>;
@@ -59,13 +64,13 @@ interface TextField<F extends FieldMap> extends Sortable<F> {
 }
 
 /** What each field offers follows its type in the read model's field map (the server refuses the rest with 422). */
-export type FieldBuilder<F extends FieldMap, T extends FieldType> = T extends 'text'
+export type FieldBuilder<F extends FieldTypes, T extends FieldType> = T extends 'text'
   ? TextField<F>
   : T extends 'boolean'
     ? Equality<F, boolean> & Sortable<F>
     : Equality<F, ValueOf<T>> & Ordered<F, ValueOf<T>> & Sortable<F>;
 
-export type Fields<F extends FieldMap> = { readonly [N in keyof F & string]: FieldBuilder<F, F[N]['type']> };
+export type Fields<F extends FieldTypes> = { readonly [N in keyof F & string]: FieldBuilder<F, F[N]> };
 
 /** `listAccountNfts` → `nfts`, `listEditions` → `editions`. */
 type ShortName<K extends string> = K extends `listAccount${infer N}` ? Uncapitalize<N> : K extends `list${infer N}` ? Uncapitalize<N> : never;
@@ -109,14 +114,14 @@ const operators = {
 } as const;
 
 /** A part of a compound keeps its meaning only in parentheses when it joins differently (`,` and `|` bind equally in Gridify). */
-const part = <F extends FieldMap>(filter: Filter<F>, joiner: ',' | '|') => (filter.joiner && filter.joiner !== joiner ? `(${filter.text})` : filter.text);
+const part = <F extends FieldTypes>(filter: Filter<F>, joiner: ',' | '|') => (filter.joiner && filter.joiner !== joiner ? `(${filter.text})` : filter.text);
 
-function join<F extends FieldMap>(joiner: ',' | '|', filters: Filter<F>[]): Filter<F> {
+function join<F extends FieldTypes>(joiner: ',' | '|', filters: Filter<F>[]): Filter<F> {
   if (filters.length === 1) return filters[0]!;
   return expression(filters.map((filter) => part(filter, joiner)).join(joiner), joiner);
 }
 
-function expression<F extends FieldMap>(text: string, joiner?: ',' | '|'): Filter<F> {
+function expression<F extends FieldTypes>(text: string, joiner?: ',' | '|'): Filter<F> {
   const self: Filter<F> = {
     text,
     joiner,
@@ -127,9 +132,9 @@ function expression<F extends FieldMap>(text: string, joiner?: ',' | '|'): Filte
 }
 
 /** All conditions must hold. */
-export const and = <F extends FieldMap>(first: Filter<F>, ...rest: Filter<F>[]): Filter<F> => join(',', [first, ...rest]);
+export const and = <F extends FieldTypes>(first: Filter<F>, ...rest: Filter<F>[]): Filter<F> => join(',', [first, ...rest]);
 /** One condition must hold. */
-export const or = <F extends FieldMap>(first: Filter<F>, ...rest: Filter<F>[]): Filter<F> => join('|', [first, ...rest]);
+export const or = <F extends FieldTypes>(first: Filter<F>, ...rest: Filter<F>[]): Filter<F> => join('|', [first, ...rest]);
 
 function field(name: string): Record<string, unknown> {
   const builder: Record<string, unknown> = {
@@ -144,7 +149,7 @@ function field(name: string): Record<string, unknown> {
 }
 
 /** Builders for any field name; the types decide which names and methods exist. */
-export function fields<F extends FieldMap>(): Fields<F> {
+export function fields<F extends FieldTypes>(): Fields<F> {
   return new Proxy({}, { get: (_target, name) => (typeof name === 'string' ? field(name) : undefined) }) as Fields<F>;
 }
 
@@ -152,15 +157,15 @@ export function fields<F extends FieldMap>(): Fields<F> {
 export const filter = new Proxy({}, { get: (_target, name) => (typeof name === 'string' ? fields() : undefined) }) as FilterBuilders;
 
 /** What `filter` and `orderBy` accept: a raw Gridify string stays possible. */
-export type FilterInput<F extends FieldMap> = string | Filter<F> | ((fields: Fields<F>) => Filter<F>);
-export type OrderInput<F extends FieldMap> = string | Sort<F> | readonly Sort<F>[] | ((fields: Fields<F>) => Sort<F> | readonly Sort<F>[]);
+export type FilterInput<F extends FieldTypes> = string | Filter<F> | ((fields: Fields<F>) => Filter<F>);
+export type OrderInput<F extends FieldTypes> = string | Sort<F> | readonly Sort<F>[] | ((fields: Fields<F>) => Sort<F> | readonly Sort<F>[]);
 
-export function filterText<F extends FieldMap>(input: FilterInput<F>): string {
+export function filterText<F extends FieldTypes>(input: FilterInput<F>): string {
   if (typeof input === 'string') return input;
   return (typeof input === 'function' ? input(fields<F>()) : input).text;
 }
 
-export function orderText<F extends FieldMap>(input: OrderInput<F>): string {
+export function orderText<F extends FieldTypes>(input: OrderInput<F>): string {
   if (typeof input === 'string') return input;
   const sorts = typeof input === 'function' ? input(fields<F>()) : input;
   return (Array.isArray(sorts) ? (sorts as readonly Sort<F>[]) : [sorts as Sort<F>]).map((sort) => sort.text).join(',');

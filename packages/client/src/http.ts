@@ -1,7 +1,6 @@
-import type * as z from 'zod';
-import type { problemSchema } from '@hatchery/functions/schemas';
+import type { ProblemBody } from './route-types.js';
 
-export type ProblemBody = z.output<typeof problemSchema>;
+export type { ProblemBody };
 
 /** A problem+json answer (RFC 9457), thrown for every non-2xx status. */
 export class HatcheryProblem extends Error implements ProblemBody {

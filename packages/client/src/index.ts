@@ -1,7 +1,7 @@
-export { createClient, type Api, type CallOptions, type Client, type ClientOptions, type RouteCall, type RouteInput, type RouteOutput, type Validate } from './client';
-export { and, escapeValue, filter, or, type FieldBuilder, type Fields, type Filter, type FilterBuilders, type FilterInput, type OrderInput, type Sort } from './filter';
-export { HatcheryProblem, isProblem, retryAfterMs, type HttpOptions, type ProblemBody, type RetryOptions } from './http';
-export type { RouteName } from './routes';
+export { createClient, type Api, type CallOptions, type Client, type ClientOptions, type RouteCall, type RouteInput, type RouteOutput, type Validate } from './client.js';
+export { and, escapeValue, filter, or, type FieldBuilder, type Fields, type Filter, type FilterBuilders, type FilterInput, type OrderInput, type Sort } from './filter.js';
+export { HatcheryProblem, isProblem, retryAfterMs, type HttpOptions, type ProblemBody, type RetryOptions } from './http.js';
+export type { RouteName } from './routes.js';
 export {
   linkWallet,
   requireWalletLinked,
@@ -16,4 +16,4 @@ export {
   type ViemAccountLike,
   type ViemWalletClientLike,
   type WalletSigner,
-} from './wallet';
+} from './wallet.js';

@@ -1,5 +1,5 @@
-import type { Client, RouteOutput } from './client';
-import { HatcheryProblem, isProblem } from './http';
+import type { Client, RouteOutput } from './client.js';
+import { HatcheryProblem, isProblem } from './http.js';
 
 type Hex = `0x${string}`;
 
