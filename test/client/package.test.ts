@@ -1,9 +1,11 @@
 import { readFile } from 'node:fs/promises';
 import { gzipSync } from 'node:zlib';
 import * as esbuild from 'esbuild';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, expectTypeOf, it } from 'vitest';
 import { buildOptions, minifiedWhole } from '../../packages/client/build.mjs';
-import { wireTable, wireTableFile } from '../../packages/client/scripts/generate-routes';
+import { routeTypes, routeTypesFile, wireTable, wireTableFile } from '../../packages/client/scripts/generate-routes';
+import type { ServerTypes } from '../../packages/client/scripts/server-types';
+import type * as generated from '../../packages/client/src/route-types';
 
 describe('@hatchery/client as published', () => {
   it('is at most 10 KB min+gzip without @microsoft/signalr', async () => {
@@ -30,4 +32,19 @@ describe('@hatchery/client as published', () => {
   it("carries the route table's methods, paths and auth as generated from it", async () => {
     expect(await readFile(wireTableFile, 'utf8')).toBe(wireTable());
   });
+
+  it("types every route as the server's schemas do, in types that name neither zod nor the server", async () => {
+    // Checked by tsc (npm run typecheck): a generated type that differs from the server's fails to compile here.
+    expectTypeOf<generated.RouteTypes>().toEqualTypeOf<ServerTypes['RouteTypes']>();
+    expectTypeOf<generated.ProblemBody>().toEqualTypeOf<ServerTypes['ProblemBody']>();
+    expectTypeOf<generated.MarketChanged>().toEqualTypeOf<ServerTypes['MarketChanged']>();
+    expectTypeOf<generated.ForgeFulfilled>().toEqualTypeOf<ServerTypes['ForgeFulfilled']>();
+    expectTypeOf<generated.HubEventName>().toEqualTypeOf<ServerTypes['HubEventName']>();
+    expectTypeOf<generated.HubPath>().toEqualTypeOf<ServerTypes['HubPath']>();
+    expectTypeOf<generated.FieldType>().toEqualTypeOf<ServerTypes['FieldType']>();
+    // And the file is what the generator prints today.
+    const text = await readFile(routeTypesFile, 'utf8');
+    expect(text).toBe(routeTypes());
+    expect(text).not.toMatch(/^import /m);
+  }, 60_000);
 });

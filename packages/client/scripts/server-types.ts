@@ -24,7 +24,7 @@ type FieldsPart<R> = R extends { list: { fields: infer F } } ? { fields: { [N in
  */
 export interface ServerTypes {
   RouteTypes: {
-    [K in keyof Table as Table[K] extends { internal: true } ? never : K]: Flat<
+    -readonly [K in keyof Table as Table[K] extends { internal: true } ? never : K]: Flat<
       Pick<Table[K], 'method' | 'path' | 'auth'> &
         RequestPart<Table[K], 'params'> &
         RequestPart<Table[K], 'body'> &
