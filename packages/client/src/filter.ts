@@ -1,8 +1,6 @@
 import type { FieldType } from './route-types.js';
 import type { RouteName, RouteTable } from './routes.js';
 
-export type { FieldType };
-
 /** A read model's filter and sort fields by name, each with its type. */
 export type FieldTypes = Readonly<Record<string, FieldType>>;
 
