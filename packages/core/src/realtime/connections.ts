@@ -69,7 +69,7 @@ export interface ConnectionStore {
   shard(shard: number): AsyncIterable<string[]>;
   /** One read of at most `limit` records of a shard: the listener's way to tell a small audience from a large one. */
   peek(shard: number, limit: number): Promise<ShardPeek>;
-  /** Every live connection id, shard after shard, one page at a time. */
+  /** Every live connection's id, awaiting its handshake or not, shard after shard, one page at a time. */
   all(): AsyncIterable<string[]>;
   /** The connection ids subscribed to one lowercase address, one page at a time. */
   group(address: string): AsyncIterable<string[]>;
@@ -106,18 +106,19 @@ export function connectionStore(options: { client?: DynamoDBDocumentClient; tabl
   const table = () => options.table ?? tableName();
   const now = options.now ?? Date.now;
 
-  const query = (pk: string) => ({
+  /** The live records of a partition; `ready` leaves out connections still awaiting their handshake, whom no event may reach. */
+  const query = (pk: string, { ready }: { ready: boolean }) => ({
     TableName: table(),
     KeyConditionExpression: '#pk = :pk',
-    FilterExpression: '#expiresAt > :now AND attribute_not_exists(#awaiting)',
+    FilterExpression: ready ? '#expiresAt > :now AND attribute_not_exists(#awaiting)' : '#expiresAt > :now',
     ProjectionExpression: '#sk',
-    ExpressionAttributeNames: { '#pk': names['#pk'], '#sk': names['#sk'], '#expiresAt': names['#expiresAt'], '#awaiting': names['#awaiting'] },
+    ExpressionAttributeNames: { '#pk': names['#pk'], '#sk': names['#sk'], '#expiresAt': names['#expiresAt'], ...(ready && { '#awaiting': names['#awaiting'] }) },
     ExpressionAttributeValues: { ':pk': pk, ':now': epochSeconds(now()) },
   });
   const sortKeys = (items: Array<Record<string, unknown>> | undefined) => (items ?? []).map((item) => item.sk as string);
 
-  async function* ids(pk: string): AsyncIterable<string[]> {
-    for await (const page of paginateQuery({ client: client(), pageSize: 1_000 }, query(pk))) {
+  async function* ids(pk: string, ready = true): AsyncIterable<string[]> {
+    for await (const page of paginateQuery({ client: client(), pageSize: 1_000 }, query(pk, { ready }))) {
       const found = sortKeys(page.Items);
       if (found.length) yield found;
     }
@@ -205,12 +206,12 @@ export function connectionStore(options: { client?: DynamoDBDocumentClient; tabl
     shard: (shard) => ids(connectionKeys.shard(shard)),
 
     async peek(shard, limit) {
-      const { Items, LastEvaluatedKey } = await client().send(new QueryCommand({ ...query(connectionKeys.shard(shard)), Limit: limit }));
+      const { Items, LastEvaluatedKey } = await client().send(new QueryCommand({ ...query(connectionKeys.shard(shard), { ready: true }), Limit: limit }));
       return { ids: sortKeys(Items), complete: LastEvaluatedKey === undefined };
     },
 
     async *all() {
-      for (const shard of shards) yield* ids(connectionKeys.shard(shard));
+      for (const shard of shards) yield* ids(connectionKeys.shard(shard), false);
     },
     group: (address) => ids(connectionKeys.group(address)),
   };
