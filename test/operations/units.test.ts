@@ -53,6 +53,20 @@ describe('listener metrics', () => {
     failed.finished(false);
     expect(printed[4]).toMatchObject({ ListenerReads: 1 });
     expect(printed[4]).not.toHaveProperty('ListenerHeartbeat');
+
+    // The listings read answers no notification: one arriving before it is the next forge read's.
+    now = 500;
+    metrics.notified();
+    now = 510;
+    const listings = metrics.readStarted({ answersNotifications: false });
+    now = 530;
+    listings.finished(true);
+    expect(printed[5]).toMatchObject({ ListenerReads: 1, ListenerReadTime: 20, ListenerNotifications: 0, ListenerHeartbeat: 1 });
+    expect(printed[5]).not.toHaveProperty('ListenerLag');
+    const forge = metrics.readStarted();
+    now = 540;
+    forge.finished(true);
+    expect(printed[6]).toMatchObject({ ListenerNotifications: 1, ListenerLag: 40 });
   });
 });
 

@@ -277,7 +277,7 @@ export class Listener {
   private async readMarket(): Promise<void> {
     const client = this.marketSession;
     if (!client || !this.counters.leader || this.stopped) return;
-    const measured = this.metrics.readStarted();
+    const measured = this.metrics.readStarted({ answersNotifications: false });
     try {
       const previous = this.state;
       const snapshot = await readListingsSnapshot(client);

@@ -42,13 +42,19 @@ export function listenerMetrics(target: Metrics = createMetrics(), now: () => nu
       pending++;
       pendingSince ??= now();
     },
-    /** Takes over the notifications received so far: this read answers them. */
-    readStarted(): MeasuredRead {
+    /**
+     * A read of the forge requests takes over the notifications received so
+     * far: it answers them. The listings read that follows it answers none,
+     * so a notification arriving in between stays for the next forge read.
+     */
+    readStarted({ answersNotifications = true }: { answersNotifications?: boolean } = {}): MeasuredRead {
       const started = now();
-      const notifications = pending;
-      const since = pendingSince;
-      pending = 0;
-      pendingSince = undefined;
+      const notifications = answersNotifications ? pending : 0;
+      const since = answersNotifications ? pendingSince : undefined;
+      if (answersNotifications) {
+        pending = 0;
+        pendingSince = undefined;
+      }
       return {
         finished(ok) {
           const ended = now();
