@@ -1,5 +1,6 @@
 import http from 'node:http';
 import pg from 'pg';
+import { postgresCpuMs } from './database-cpu';
 import { measure, type Figures, type LoadJob } from './measure';
 
 /**
@@ -20,7 +21,9 @@ function httpGet(url: string, headers: Record<string, string>): Promise<void> {
 }
 
 async function run(job: LoadJob): Promise<Figures> {
-  const options = { concurrency: job.concurrency, durationMs: job.durationMs };
+  const { postgresPid } = job;
+  const databaseCpuMs = postgresPid === undefined ? undefined : () => postgresCpuMs(postgresPid);
+  const options = { concurrency: job.concurrency, durationMs: job.durationMs, databaseCpuMs };
   if (job.kind === 'http') return measure(() => httpGet(job.url, job.headers ?? {}), options);
   const pool = new pg.Pool({ connectionString: job.databaseUrl, max: job.concurrency });
   pool.on('error', () => undefined);

@@ -7,17 +7,23 @@ export interface Figures {
   p50Ms: number;
   p99Ms: number;
   errors: number;
+  /** PostgreSQL's CPU per request while the run was recorded, when the job named its postmaster. */
+  databaseMsPerRequest?: number;
 }
 
 const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? 0;
 
 /** Runs `operation` from `concurrency` loops for `durationMs` after a warm-up, and reports throughput and latency. */
-export async function measure(operation: () => Promise<unknown>, options: { concurrency: number; durationMs: number; warmupMs?: number }): Promise<Figures> {
+export async function measure(
+  operation: () => Promise<unknown>,
+  options: { concurrency: number; durationMs: number; warmupMs?: number; databaseCpuMs?: () => number | undefined },
+): Promise<Figures> {
   const run = async (durationMs: number, record: boolean) => {
     const latencies: number[] = [];
     let errors = 0;
     const deadline = performance.now() + durationMs;
     const started = performance.now();
+    const databaseBefore = record ? options.databaseCpuMs?.() : undefined;
     await Promise.all(
       Array.from({ length: options.concurrency }, async () => {
         while (performance.now() < deadline) {
@@ -32,15 +38,23 @@ export async function measure(operation: () => Promise<unknown>, options: { conc
       }),
     );
     const elapsed = (performance.now() - started) / 1000;
+    const databaseAfter = databaseBefore === undefined ? undefined : options.databaseCpuMs?.();
     latencies.sort((a, b) => a - b);
-    return { requests: latencies.length, rps: latencies.length / elapsed, p50Ms: percentile(latencies, 50), p99Ms: percentile(latencies, 99), errors };
+    const figures: Figures = { requests: latencies.length, rps: latencies.length / elapsed, p50Ms: percentile(latencies, 50), p99Ms: percentile(latencies, 99), errors };
+    if (databaseBefore !== undefined && databaseAfter !== undefined && latencies.length) figures.databaseMsPerRequest = (databaseAfter - databaseBefore) / latencies.length;
+    return figures;
   };
   await run(options.warmupMs ?? 1000, false);
   return run(options.durationMs, true);
 }
 
 /** What a load generator process is asked to do: GET a URL, or send a statement through pg, from `concurrency` loops. */
-export type LoadJob = { concurrency: number; durationMs: number } & (
+export type LoadJob = {
+  concurrency: number;
+  durationMs: number;
+  /** The local cluster's postmaster: the generator then reports PostgreSQL's CPU per request over the recorded run. */
+  postgresPid?: number;
+} & (
   | { kind: 'http'; url: string; headers?: Record<string, string> }
   | { kind: 'sql'; databaseUrl: string; statement: { text: string; values: unknown[] } }
 );
@@ -83,16 +97,31 @@ export interface Row {
 
 const fmt = (n: number, digits = 1) => n.toFixed(digits).padStart(8);
 
-/** Prints one table: the endpoint beside its baseline, and the ratios (higher throughput ratio is better). */
+/**
+ * Prints one table: the endpoint beside its baseline, and the ratios (higher
+ * throughput ratio is better). Where both runs measured PostgreSQL's CPU per
+ * request, it adds those and their ratio (baseline / endpoint: how many
+ * endpoint requests the database serves for one baseline statement's CPU).
+ */
 export function printTable(title: string, rows: Row[]): void {
+  const withDatabase = rows.every((row) => row.gateway.databaseMsPerRequest !== undefined && row.baseline.databaseMsPerRequest !== undefined);
+  const databaseColumns = (g: Figures, b: Figures) =>
+    withDatabase ? ` | ${fmt(g.databaseMsPerRequest!, 3)} ${fmt(b.databaseMsPerRequest!, 3)} ${fmt(b.databaseMsPerRequest! / g.databaseMsPerRequest!, 1).padStart(9)}` : '';
   console.log(`\n${title}`);
-  console.log(`${'case'.padEnd(44)} ${'rps'.padStart(8)} ${'p50 ms'.padStart(8)} ${'p99 ms'.padStart(8)} | ${'base rps'.padStart(8)} ${'p50 ms'.padStart(8)} ${'p99 ms'.padStart(8)} | ${'rps ratio'.padStart(9)} ${'p99 ratio'.padStart(9)}`);
+  console.log(
+    `${'case'.padEnd(44)} ${'rps'.padStart(8)} ${'p50 ms'.padStart(8)} ${'p99 ms'.padStart(8)} | ${'base rps'.padStart(8)} ${'p50 ms'.padStart(8)} ${'p99 ms'.padStart(8)} | ${'rps ratio'.padStart(9)} ${'p99 ratio'.padStart(9)}` +
+      (withDatabase ? ` | ${'db ms'.padStart(8)} ${'base db'.padStart(8)} ${'db ratio'.padStart(9)}` : ''),
+  );
   for (const row of rows) {
     const { gateway: g, baseline: b } = row;
     console.log(
       `${row.name.padEnd(44)} ${fmt(g.rps, 0)} ${fmt(g.p50Ms, 2)} ${fmt(g.p99Ms, 2)} | ${fmt(b.rps, 0)} ${fmt(b.p50Ms, 2)} ${fmt(b.p99Ms, 2)} | ${fmt(g.rps / b.rps, 2).padStart(9)} ${fmt(g.p99Ms / b.p99Ms, 2).padStart(9)}` +
+        databaseColumns(g, b) +
         (g.errors || b.errors ? `  errors ${g.errors}/${b.errors}` : ''),
     );
   }
-  console.log(`(baseline: ${rows[0]?.baselineName ?? ''}; rps ratio = endpoint / baseline, p99 ratio = endpoint / baseline)`);
+  console.log(
+    `(baseline: ${rows[0]?.baselineName ?? ''}; rps ratio = endpoint / baseline, p99 ratio = endpoint / baseline` +
+      (withDatabase ? '; db ms = PostgreSQL CPU per request, db ratio = baseline / endpoint)' : ')'),
+  );
 }
