@@ -144,6 +144,20 @@ describe('through the gateway', () => {
     expect(other.headers.get('etag')).not.toBe(etag);
   });
 
+  it("answers every list the same with a version `v` as without it, so only a shared cache's key changes, and refuses one over the limit", async () => {
+    const lists = ['/editions', `/accounts/${demoAddress(1)}/nfts`, '/marketplace/listings', `/accounts/${demoAddress(1)}/staking`, `/accounts/${demoAddress(1)}/forge-requests`, '/transparency/sales'];
+    for (const path of lists) {
+      const plain = await stack.get(`${path}?pageSize=5`);
+      const versioned = await stack.get(`${path}?pageSize=5&v=${encodeURIComponent('812345-140000')}`);
+      expect(versioned.status, path).toBe(200);
+      expect(await versioned.text(), path).toBe(await plain.text());
+      expect(versioned.headers.get('etag'), path).toBe(plain.headers.get('etag'));
+      const tooLong = await stack.get(`${path}?v=${'9'.repeat(limits.versionLength + 1)}`);
+      expect(tooLong.status, path).toBe(422);
+      expect(((await tooLong.json()) as { errors: Record<string, string[]> }).errors, path).toHaveProperty('v');
+    }
+  });
+
   it('puts the ETag and Cache-Control on the other public GETs too', async () => {
     for (const path of ['/transparency/summary', `/accounts/${demoAddress(1)}/referral`, '/transparency/sales', '/marketplace/listings']) {
       const response = await stack.get(path);

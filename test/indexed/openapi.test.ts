@@ -67,7 +67,7 @@ describe('/openapi.json', () => {
       expect(operation.security).toEqual([]);
       const parameters = operation.parameters.map((p: { name: string; in: string }) => `${p.in}:${p.name}`).sort();
       expect(parameters, route.path).toEqual(
-        [...(expected.address ? ['path:address'] : []), ...(expected.paged ? ['query:filter', 'query:orderBy', 'query:page', 'query:pageSize'] : [])].sort(),
+        [...(expected.address ? ['path:address'] : []), ...(expected.paged ? ['query:filter', 'query:orderBy', 'query:page', 'query:pageSize', 'query:v'] : [])].sort(),
       );
       const schema = operation.responses['200'].content['application/json'].schema;
       const item = expected.paged ? schema.properties.items.items : schema;

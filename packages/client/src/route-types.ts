@@ -9,6 +9,7 @@ export interface RouteTypes {
       pageSize: number;
       filter?: string | undefined;
       orderBy?: string | undefined;
+      v?: string | undefined;
     };
     response: {
       items: {
@@ -104,6 +105,7 @@ export interface RouteTypes {
       pageSize: number;
       filter?: string | undefined;
       orderBy?: string | undefined;
+      v?: string | undefined;
     };
     response: {
       items: {
@@ -143,6 +145,7 @@ export interface RouteTypes {
       pageSize: number;
       filter?: string | undefined;
       orderBy?: string | undefined;
+      v?: string | undefined;
     };
     response: {
       items: {
@@ -190,6 +193,7 @@ export interface RouteTypes {
       pageSize: number;
       filter?: string | undefined;
       orderBy?: string | undefined;
+      v?: string | undefined;
     };
     response: {
       items: {
@@ -225,6 +229,7 @@ export interface RouteTypes {
       pageSize: number;
       filter?: string | undefined;
       orderBy?: string | undefined;
+      v?: string | undefined;
     };
     response: {
       items: {
@@ -270,6 +275,7 @@ export interface RouteTypes {
       pageSize: number;
       filter?: string | undefined;
       orderBy?: string | undefined;
+      v?: string | undefined;
     };
     response: {
       items: {

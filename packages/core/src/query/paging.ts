@@ -19,6 +19,14 @@ export const pageQuerySchema = z.object({
   pageSize: boundedInt(limits.pageSize).describe(`Items per page, ${limits.pageSize.min} to ${limits.pageSize.max}, default ${limits.pageSize.default}.`),
   filter: z.string().max(limits.filterLength, `at most ${limits.filterLength} characters`).optional().describe('Filter expression (Gridify syntax); blank is none.'),
   orderBy: z.string().max(limits.orderByLength, `at most ${limits.orderByLength} characters`).optional().describe('Sort expression (Gridify syntax); blank is the default order.'),
+  // Shared caches key a page by its whole URL and answer from it whatever the request's Cache-Control says.
+  v: z
+    .string()
+    .max(limits.versionLength, `at most ${limits.versionLength} characters`)
+    .optional()
+    .describe(
+      "Ignored by the server. A version the client has seen (the last marketChanged's maxBlock, a fulfilled forge request's id) makes the URL one that no shared cache answered before that change, so a reload after an event is never served an older cached page.",
+    ),
 });
 
 export type PageQuery = z.output<typeof pageQuerySchema>;
