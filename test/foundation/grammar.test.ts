@@ -85,26 +85,27 @@ describe('compileFilter', () => {
     expect(compile('name=*AB/i')).toEqual({ sql: 'name_col ILIKE $1', values: ['%AB%'] });
   });
 
-  it('compiles case-insensitive equality by lowering both sides, and ordering by upper-casing them', () => {
+  it('compiles case-insensitive equality by lowering both sides, and ordering by upper-casing them, ordinally', () => {
     expect(compile('name=Edition/i')).toEqual({ sql: 'lower(name_col) = lower($1::text)', values: ['Edition'] });
-    expect(compile('name>=j/i')).toEqual({ sql: 'upper(name_col) >= upper($1::text)', values: ['j'] });
+    expect(compile('name>=j/i')).toEqual({ sql: 'upper(name_col) COLLATE "C" >= upper($1::text)', values: ['j'] });
   });
 
   it('compiles null to IS NULL / IS NOT NULL with = and !=, and reads it as text otherwise', () => {
     expect(compile('name=null')).toEqual({ sql: 'name_col IS NULL', values: [] });
     expect(compile('name!=null').sql).toBe('name_col IS NOT NULL');
-    expect(compile('name>null')).toEqual({ sql: 'name_col > $1::text', values: ['null'] });
+    expect(compile('name>null')).toEqual({ sql: 'name_col COLLATE "C" > $1::text', values: ['null'] });
   });
 
-  it('compiles an empty value to "null or default"', () => {
+  it('compiles an empty value to "null or default", and refuses it for a boolean (no boolean)', () => {
     expect(compile('name=')).toEqual({ sql: '(name_col IS NULL OR name_col = $1::text)', values: [''] });
     expect(compile('rarity!=')).toEqual({ sql: '(rarity_col IS NOT NULL AND rarity_col <> $1::integer)', values: ['0'] });
-    expect(compile('active=')).toEqual({ sql: '(active_col IS NULL OR active_col = $1::boolean)', values: ['false'] });
+    expect(() => compile('active=')).toThrow(expect.objectContaining({ kind: 'validation', fields: { filter: ["'active' takes true, false, 1 or 0"] } }));
   });
 
   it('compiles ^ and $ on a number to a match on its decimal text', () => {
     expect(compile('id^+02')).toEqual({ sql: '(id_col)::text LIKE $1', values: ['2%'] });
     expect(compile('rarity!$1').sql).toBe('(rarity_col)::text NOT LIKE $1');
+    expect(compile('id^')).toEqual({ sql: '(id_col)::text LIKE $1', values: ['%'] });
   });
 
   it('resolves field names case-insensitively from own entries only', () => {

@@ -24,7 +24,7 @@ export type EditionDto = z.infer<typeof editionSchema>;
 
 export const editionFields = {
   id: { sql: 'edition_id', type: 'bigint' },
-  name: { sql: 'name', type: 'text' },
+  name: { sql: 'name', type: 'text', words: true },
   rarity: { sql: 'rarity', type: 'integer' },
   active: { sql: 'active', type: 'boolean' },
   distribution: { sql: 'distribution', type: 'integer' },

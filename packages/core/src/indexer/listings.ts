@@ -30,7 +30,7 @@ export const listingFields = {
   price: { sql: 'l.price', type: 'bigint' },
   status: { sql: 'l.status', type: 'text' },
   editionId: { sql: 'coalesce(l.edition_id, n.edition_id, 0)', type: 'bigint', joined: true },
-  editionName: { sql: `coalesce(e.name, '')`, type: 'text', joined: true },
+  editionName: { sql: `coalesce(e.name, '')`, type: 'text', joined: true, words: true },
   rarity: { sql: 'coalesce(e.rarity, 0)', type: 'integer', joined: true },
   gender: { sql: 'coalesce(n.gender, 0)', type: 'integer', joined: true },
   listedAtBlock: { sql: 'l.listed_at_block', type: 'bigint' },

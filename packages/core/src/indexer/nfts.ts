@@ -25,7 +25,7 @@ export type NftItemDto = z.infer<typeof nftItemSchema>;
 export const nftFields = {
   tokenId: { sql: 'n.token_id', type: 'bigint' },
   editionId: { sql: 'n.edition_id', type: 'bigint' },
-  editionName: { sql: `coalesce(e.name, '')`, type: 'text', joined: true },
+  editionName: { sql: `coalesce(e.name, '')`, type: 'text', joined: true, words: true },
   rarity: { sql: 'coalesce(e.rarity, 0)', type: 'integer', joined: true },
   gender: { sql: 'n.gender', type: 'integer' },
   staked: { sql: 'n.staked', type: 'boolean' },

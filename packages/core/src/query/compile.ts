@@ -10,6 +10,12 @@ export interface FieldSpec {
   type: FieldType;
   /** Read from a joined table: a count whose filter names such a field needs the joins. */
   joined?: true;
+  /**
+   * Text people read (a name): sorted as .NET's culture-aware comparer does,
+   * which Gridify's ordering tests expect. Other text (addresses, statuses) is
+   * ASCII of one case, which every collation orders alike, so its index serves.
+   */
+  words?: true;
 }
 
 /** The fields a client may filter and sort on, by their API name. */
@@ -77,9 +83,9 @@ function likePattern(operator: Operator, value: string): string {
 
 const negated = (operator: Operator) => operator.startsWith('!');
 
-/** `field=` / `field!=`: Gridify's "null or the type's default" ('' for text, 0, false). */
-function nullOrDefault(sql: string, type: FieldType, operator: Operator, params: Params): string {
-  const zero = `${params.add(type === 'text' ? '' : type === 'boolean' ? 'false' : '0')}::${castOf[type]}`;
+/** `field=` / `field!=`: Gridify's "null or the type's default" ('' for text, 0). */
+function nullOrDefault(sql: string, type: Exclude<FieldType, 'boolean'>, operator: Operator, params: Params): string {
+  const zero = `${params.add(type === 'text' ? '' : '0')}::${castOf[type]}`;
   return operator === '=' ? `(${sql} IS NULL OR ${sql} = ${zero})` : `(${sql} IS NOT NULL AND ${sql} <> ${zero})`;
 }
 
@@ -98,8 +104,10 @@ function compileText(sql: string, condition: Condition, params: Params): string 
   }
   // Gridify lowercases both sides for = and !=, and orders with OrdinalIgnoreCase (upper case) for < > <= >=.
   const fold = comparisons.has(operator) ? 'upper' : 'lower';
-  if (caseInsensitive) return compareTo(`${fold}(${sql})`, operator, `${fold}(${params.add(value)}::text)`);
-  return compareTo(sql, operator, `${params.add(value)}::text`);
+  const field = caseInsensitive ? `${fold}(${sql})` : sql;
+  const placeholder = caseInsensitive ? `${fold}(${params.add(value)}::text)` : `${params.add(value)}::text`;
+  // Gridify compares strings ordinally; "C" is code point order, whatever collation the database was created with.
+  return compareTo(comparisons.has(operator) ? `${field} COLLATE "C"` : field, operator, placeholder);
 }
 
 function compileNumber(sql: string, type: 'bigint' | 'integer', condition: Condition, params: Params): string {
@@ -107,9 +115,11 @@ function compileNumber(sql: string, type: 'bigint' | 'integer', condition: Condi
   if (operator === '=*' || operator === '!*') throw new GrammarError(`'${operator}' does not work on the number field '${field}'`);
   // Gridify ignores /i on comparisons and fails on it elsewhere for a number.
   if (caseInsensitive && !comparisons.has(operator)) throw new GrammarError(`'/i' does not work with '${operator}' on the number field '${field}'`);
+  // Gridify compares the number's decimal text: `id^2` is id.ToString().StartsWith("2"), and `id^` StartsWith("").
+  const affix = (text: string) => `(${sql})::text ${negated(operator) ? 'NOT ' : ''}LIKE ${params.add(likePattern(operator, text))}`;
+  if (affixOperators.has(operator) && condition.empty) return affix('');
   const value = integerValue(field, type, condition.value);
-  // Gridify compares the number's decimal text: `id^2` is id.ToString().StartsWith("2").
-  if (affixOperators.has(operator)) return `(${sql})::text ${negated(operator) ? 'NOT ' : ''}LIKE ${params.add(likePattern(operator, value))}`;
+  if (affixOperators.has(operator)) return affix(value);
   return compareTo(sql, operator, `${params.add(value)}::${castOf[type]}`);
 }
 
@@ -128,7 +138,11 @@ function compileCondition(condition: Condition, fields: FieldMap, params: Params
   if (!spec) throw new GrammarError(`'${condition.field}' is not a filterable field`);
   const { operator } = condition;
   const equality = operator === '=' || operator === '!=';
-  if (condition.empty && equality) return nullOrDefault(spec.sql, spec.type, operator, params);
+  if (condition.empty && equality) {
+    // Gridify's BooleanConverter refuses "" (its query then matches nothing), as it refuses `yes`: a value of the wrong type.
+    if (spec.type === 'boolean') throw new GrammarError(`'${condition.field}' takes true, false, 1 or 0`);
+    return nullOrDefault(spec.sql, spec.type, operator, params);
+  }
   if (equality && condition.value === 'null') return `${spec.sql} IS ${operator === '=' ? '' : 'NOT '}NULL`;
   switch (spec.type) {
     case 'text':
@@ -201,7 +215,8 @@ export function compileOrderBy(input: string | undefined, fields: FieldMap, orde
     // A field named again orders nothing more (LINQ's ThenBy on the same key), so it is dropped.
     if (columns.has(spec.sql)) continue;
     columns.add(spec.sql);
-    sql.push(`${spec.sql} ${term.direction.toUpperCase()}`);
+    // und-x-icu is ICU's root collation: what .NET's culture-aware comparer uses, whatever the database's default.
+    sql.push(`${spec.sql}${spec.words ? ' COLLATE "und-x-icu"' : ''} ${term.direction.toUpperCase()}`);
   }
   const { tieBreaker } = order;
   if (!columns.has(tieBreaker.sql)) sql.push(`${tieBreaker.sql} ${tieBreaker.direction.toUpperCase()}`);
