@@ -1,5 +1,5 @@
 import * as z from 'zod';
-import { readPage, type ListSource, type Page, type PageLookups, type PageQuery } from '../query/paging';
+import { readPage, type ListSource, type Page, type PageQuery } from '../query/paging';
 import type { FieldMap, Params } from '../query/compile';
 import { addressString, bigIntString } from './wire';
 
@@ -36,40 +36,6 @@ export const listingFields = {
   listedAtBlock: { sql: 'l.listed_at_block', type: 'bigint' },
 } as const satisfies FieldMap;
 
-type ListingRow = Omit<ListingDto, 'attributes'> & { health: number; skill: number; morale: number };
-
-interface ListingLookupRow {
-  tokenId: string;
-  seller: string;
-  price: string;
-  status: string;
-  listingEditionId: string | null;
-  nft: { editionId: string; gender: number; nftName: string } | null;
-  edition: { name: string; artUri: string; rarity: number; health: number; skill: number; morale: number } | null;
-}
-
-const nftOfListing = 'FROM indexer.nfts n WHERE n.token_id = l.token_id';
-
-/** The listing's NFT and edition per row (paging.ts PageLookups), missing metadata given the same "" and 0 as the joins' coalesce. */
-const listingLookups = {
-  select: `l.token_id::text AS "tokenId", l.seller, l.price::text AS price, l.status, l.edition_id::text AS "listingEditionId",
-    (SELECT json_build_object('editionId', n.edition_id::text, 'gender', n.gender, 'nftName', n.nft_name) ${nftOfListing}) AS nft,
-    (SELECT json_build_object('name', e.name, 'artUri', e.art_uri, 'rarity', e.rarity, 'health', e.health, 'skill', e.skill, 'morale', e.morale)
-      FROM indexer.editions e WHERE e.edition_id = coalesce(l.edition_id, (SELECT n.edition_id ${nftOfListing}))) AS edition`,
-  toRow: ({ nft, edition, listingEditionId, ...listing }: ListingLookupRow): ListingRow => ({
-    ...listing,
-    editionId: listingEditionId ?? nft?.editionId ?? '0',
-    editionName: edition?.name ?? '',
-    artUri: edition?.artUri ?? '',
-    rarity: edition?.rarity ?? 0,
-    gender: nft?.gender ?? 0,
-    nftName: nft?.nftName ?? '',
-    health: edition?.health ?? 0,
-    skill: edition?.skill ?? 0,
-    morale: edition?.morale ?? 0,
-  }),
-} satisfies PageLookups;
-
 export const listingsSource = {
   name: 'listings',
   table: 'indexer.listings l',
@@ -81,12 +47,13 @@ export const listingsSource = {
     coalesce(e.art_uri, '') AS "artUri", ${listingFields.rarity.sql} AS rarity, ${listingFields.gender.sql} AS gender,
     coalesce(n.nft_name, '') AS "nftName", coalesce(e.health, 0) AS health, coalesce(e.skill, 0) AS skill,
     coalesce(e.morale, 0) AS morale`,
-  lookups: listingLookups,
   fields: listingFields,
   order: { defaultOrder: [{ field: 'listedAtBlock', direction: 'desc' }], tieBreaker: { sql: 'l.token_id', direction: 'desc' } },
 } satisfies ListSource;
 
 export const activeListings = (params: Params) => [`l.status = ${params.add(activeListingStatus)}`];
+
+type ListingRow = Omit<ListingDto, 'attributes'> & { health: number; skill: number; morale: number };
 
 export async function listListings(request: PageQuery): Promise<Page<ListingDto>> {
   return readPage(listingsSource, request, toListingDto, activeListings);

@@ -1,5 +1,5 @@
 import * as z from 'zod';
-import { readPage, type ListSource, type Page, type PageLookups, type PageQuery } from '../query/paging';
+import { readPage, type ListSource, type Page, type PageQuery } from '../query/paging';
 import type { FieldMap, Params } from '../query/compile';
 import { bigIntString, indexerAddress } from './wire';
 
@@ -31,6 +31,23 @@ export const nftFields = {
   staked: { sql: 'n.staked', type: 'boolean' },
 } as const satisfies FieldMap;
 
+export const nftsSource = {
+  name: 'nfts',
+  table: 'indexer.nfts n',
+  joins: 'LEFT JOIN indexer.editions e ON e.edition_id = n.edition_id',
+  select: `n.token_id::text AS "tokenId", coalesce(e.health, 0) AS health, coalesce(e.skill, 0) AS skill,
+    coalesce(e.morale, 0) AS morale, n.gender, n.edition_id::text AS "editionId", ${nftFields.editionName.sql} AS "editionName",
+    coalesce(e.art_uri, '') AS "artUri", ${nftFields.rarity.sql} AS rarity, n.nft_name AS "nftName", n.staked`,
+  fields: nftFields,
+  order: { defaultOrder: [{ field: 'tokenId', direction: 'desc' }], tieBreaker: { sql: 'n.token_id', direction: 'desc' } },
+} satisfies ListSource;
+
+/** SPEC.md: the owner match is case-insensitive, staked NFTs are included, burned ones never. */
+export const ownedNfts = (owner: string) => (params: Params) => [
+  `n.owner = ${params.add(indexerAddress(owner))}`,
+  'NOT n.burned',
+];
+
 type NftRow = {
   tokenId: string;
   health: number;
@@ -44,44 +61,6 @@ type NftRow = {
   nftName: string;
   staked: boolean;
 };
-
-type NftLookupRow = Pick<NftRow, 'tokenId' | 'gender' | 'editionId' | 'nftName' | 'staked'> & {
-  edition: { name: string; artUri: string; rarity: number; health: number; skill: number; morale: number } | null;
-};
-
-/** The NFT's edition per row (paging.ts PageLookups), a missing one given the same "" and 0 as the join's coalesce. */
-const nftLookups = {
-  select: `n.token_id::text AS "tokenId", n.gender, n.edition_id::text AS "editionId", n.nft_name AS "nftName", n.staked,
-    (SELECT json_build_object('name', e.name, 'artUri', e.art_uri, 'rarity', e.rarity, 'health', e.health, 'skill', e.skill, 'morale', e.morale)
-      FROM indexer.editions e WHERE e.edition_id = n.edition_id) AS edition`,
-  toRow: ({ edition, ...nft }: NftLookupRow): NftRow => ({
-    ...nft,
-    health: edition?.health ?? 0,
-    skill: edition?.skill ?? 0,
-    morale: edition?.morale ?? 0,
-    editionName: edition?.name ?? '',
-    artUri: edition?.artUri ?? '',
-    rarity: edition?.rarity ?? 0,
-  }),
-} satisfies PageLookups;
-
-export const nftsSource = {
-  name: 'nfts',
-  table: 'indexer.nfts n',
-  joins: 'LEFT JOIN indexer.editions e ON e.edition_id = n.edition_id',
-  lookups: nftLookups,
-  select: `n.token_id::text AS "tokenId", coalesce(e.health, 0) AS health, coalesce(e.skill, 0) AS skill,
-    coalesce(e.morale, 0) AS morale, n.gender, n.edition_id::text AS "editionId", ${nftFields.editionName.sql} AS "editionName",
-    coalesce(e.art_uri, '') AS "artUri", ${nftFields.rarity.sql} AS rarity, n.nft_name AS "nftName", n.staked`,
-  fields: nftFields,
-  order: { defaultOrder: [{ field: 'tokenId', direction: 'desc' }], tieBreaker: { sql: 'n.token_id', direction: 'desc' } },
-} satisfies ListSource;
-
-/** SPEC.md: the owner match is case-insensitive, staked NFTs are included, burned ones never. */
-export const ownedNfts = (owner: string) => (params: Params) => [
-  `n.owner = ${params.add(indexerAddress(owner))}`,
-  'NOT n.burned',
-];
 
 export async function listAccountNfts(owner: string, request: PageQuery): Promise<Page<NftItemDto>> {
   return readPage(nftsSource, request, toNftItemDto, ownedNfts(owner));

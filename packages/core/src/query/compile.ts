@@ -193,12 +193,6 @@ export interface OrderSpec {
   tieBreaker: { sql: string; direction: SortTerm['direction'] };
 }
 
-/** Whether an order that compiled (a blank one is the default) names a field of a joined table. */
-export function orderNamesJoinedField(input: string | undefined, fields: FieldMap, order: OrderSpec): boolean {
-  const terms = isBlank(input) ? order.defaultOrder : parseOrderBy(input);
-  return terms.some((term) => lookupField(fields, term.field)?.joined === true);
-}
-
 /** Compiles orderBy (a blank one is the default) to an ORDER BY list ending in the unique tie-breaker. */
 export function compileOrderBy(input: string | undefined, fields: FieldMap, order: OrderSpec): string {
   if (!isBlank(input) && input.length > limits.orderByLength) {

@@ -1,7 +1,7 @@
 import * as z from 'zod';
 import { isMissingRelation, query } from '../db';
 import { limits } from '../limits';
-import { compileFilter, compileOrderBy, orderNamesJoinedField, Params, type FieldMap, type OrderSpec } from './compile';
+import { compileFilter, compileOrderBy, Params, type FieldMap, type OrderSpec } from './compile';
 import { listCounts, type CountCache } from './count-cache';
 
 const boundedInt = (bounds: { min: number; max: number; default: number }) =>
@@ -47,24 +47,8 @@ export interface ListSource {
   table: string;
   /** LEFT JOINs on unique keys, so they never change the number of rows. */
   joins?: string;
-  /** The joined tables read per row instead, for pages whose conditions and order name no joined field. */
-  lookups?: PageLookups;
   fields: FieldMap;
   order: OrderSpec;
-}
-
-/**
- * PostgreSQL spends more CPU planning a page's joins than running them on a
- * page of rows (two thirds of the default listings page's, in a profile);
- * scalar subqueries are planned one table at a time. So a page whose
- * conditions and order need no joined column reads the base table, and each
- * row's joined columns by subquery.
- */
-export interface PageLookups {
-  /** Trusted SQL over the base table alone: its columns, and each joined table's as one JSON value from a scalar subquery. */
-  select: string;
-  /** The row the source's `select` gives for the same data. */
-  toRow: (row: never) => Record<string, unknown>;
 }
 
 /** Conditions the server always applies; they read the base table only. */
@@ -77,8 +61,6 @@ export interface Statement {
 
 export interface PageStatements {
   page: Statement;
-  /** Set when the page reads the joined tables per row: its rows go through `toRow`. */
-  lookups?: PageLookups;
   count: Statement;
   /** The list and its compiled conditions: equal for filters that select the same rows the same way. */
   countKey: string;
@@ -92,8 +74,6 @@ export interface CompiledPage {
   params: Params;
   /** Whether the conditions read a joined table. */
   joined: boolean;
-  /** Whether the order reads a joined table. */
-  orderJoined: boolean;
 }
 
 /** The request's conditions and order. Server conditions come first; the client's filter can only narrow them. */
@@ -103,22 +83,18 @@ export function compilePage(source: ListSource, request: PageQuery, serverCondit
   const filter = compileFilter(request.filter, source.fields, params);
   if (filter) conditions.push(filter.sql);
   const orderBy = compileOrderBy(request.orderBy, source.fields, source.order);
-  const orderJoined = orderNamesJoinedField(request.orderBy, source.fields, source.order);
-  return { where: conditions.length ? ` WHERE ${conditions.join(' AND ')}` : '', orderBy, params, joined: filter?.joined ?? false, orderJoined };
+  return { where: conditions.length ? ` WHERE ${conditions.join(' AND ')}` : '', orderBy, params, joined: filter?.joined ?? false };
 }
 
 /** The page's statement and its count's. */
 export function buildPageStatements(source: ListSource, request: PageQuery, serverConditions?: ServerConditions): PageStatements {
-  const { where, orderBy, params, joined, orderJoined } = compilePage(source, request, serverConditions);
+  const { where, orderBy, params, joined } = compilePage(source, request, serverConditions);
   const joins = source.joins ? ` ${source.joins}` : '';
   const count = { text: `SELECT count(*) AS total_count FROM ${source.table}${joined ? joins : ''}${where}`, values: [...params.values] };
   const limit = params.add(request.pageSize);
   const offset = params.add((request.page - 1) * request.pageSize);
-  const lookups = joined || orderJoined ? undefined : source.lookups;
-  const from = lookups ? `${lookups.select} FROM ${source.table}` : `${source.select} FROM ${source.table}${joins}`;
   return {
-    page: { text: `SELECT ${from}${where} ORDER BY ${orderBy} LIMIT ${limit} OFFSET ${offset}`, values: params.values },
-    lookups,
+    page: { text: `SELECT ${source.select} FROM ${source.table}${joins}${where} ORDER BY ${orderBy} LIMIT ${limit} OFFSET ${offset}`, values: params.values },
     count,
     countKey: `${source.name}\n${count.text}\n${JSON.stringify(count.values)}`,
   };
@@ -149,9 +125,7 @@ export async function readPage<Row extends Record<string, unknown>, Item>(
   const statements = buildPageStatements(source, request, serverConditions);
   const page = (items: Item[], totalCount: number): Page<Item> => ({ items, totalCount, page: request.page, pageSize: request.pageSize });
   try {
-    const { lookups } = statements;
-    const read = await query(statements.page.text, statements.page.values);
-    const rows = (lookups ? read.map((row) => lookups.toRow(row as never)) : read) as Row[];
+    const rows = await query<Row>(statements.page.text, statements.page.values);
     const totalCount =
       totalFromPage(request, rows.length) ??
       // A shared count may be a little older than the page; it never claims fewer rows than the page shows.
