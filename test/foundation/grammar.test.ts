@@ -102,6 +102,15 @@ describe('compileFilter', () => {
     expect(() => compile('active=')).toThrow(expect.objectContaining({ kind: 'validation', fields: { filter: ["'active' takes true, false, 1 or 0"] } }));
   });
 
+  it('reads a 32-bit field\'s hexadecimal forms as Int32Converter does, and no others', () => {
+    expect(compile('rarity=0x1F').values).toEqual(['31']);
+    expect(compile('rarity=#FFFFFFFF').values).toEqual(['-1']);
+    expect(compile('rarity= &h7fffffff ').values).toEqual(['2147483647']);
+    expect(compile('rarity^0xA')).toEqual({ sql: '(rarity_col)::text LIKE $1', values: ['10%'] });
+    for (const value of ['0x100000000', '-0x1', '0x', '#G', '0b1']) expect(() => compile(`rarity=${value}`), value).toThrow();
+    expect(() => compile('id=0x1'), 'a big integer is decimal only').toThrow();
+  });
+
   it('compiles ^ and $ on a number to a match on its decimal text', () => {
     expect(compile('id^+02')).toEqual({ sql: '(id_col)::text LIKE $1', values: ['2%'] });
     expect(compile('rarity!$1').sql).toBe('(rarity_col)::text NOT LIKE $1');

@@ -52,10 +52,19 @@ const comparisons = new Set<Operator>(['<', '>', '<=', '>=']);
 const int32 = { min: -(2n ** 31n), max: 2n ** 31n - 1n };
 const maxBigIntDigits = 78;
 
-/** .NET's integer parsing as Gridify's type converter does it: trimmed, an optional sign, decimal digits. */
+/** Int32Converter's hexadecimal forms (`#1F`, `0x1F`, `&h1F`), read as Convert.ToInt32(digits, 16) does: 32 bits, two's complement. */
+const int32Hex = /^(?:#|0[xX]|&[hH])([0-9A-Fa-f]{1,8})$/;
+
+/**
+ * .NET's integer parsing as Gridify's type converter does it: trimmed, an
+ * optional sign, decimal digits; a 32-bit field also takes Int32Converter's
+ * hexadecimal forms. An on-chain value (big integer) is decimal only.
+ */
 function integerValue(field: string, type: 'bigint' | 'integer', raw: string): string {
   const text = trimWhiteSpace(raw);
   const fault = type === 'integer' ? `'${field}' takes a 32-bit integer` : `'${field}' takes an integer of at most ${maxBigIntDigits} digits`;
+  const hex = type === 'integer' ? int32Hex.exec(text) : null;
+  if (hex) return String(Number.parseInt(hex[1]!, 16) | 0);
   if (!/^[+-]?[0-9]+$/.test(text)) throw new GrammarError(fault);
   const value = BigInt(text);
   const inRange = type === 'integer' ? value >= int32.min && value <= int32.max : (value < 0n ? -value : value).toString().length <= maxBigIntDigits;
