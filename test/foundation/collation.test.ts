@@ -1,5 +1,7 @@
+import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createIndexerSchema } from '@hatchery/core/indexer/schema';
+import { migrate } from '@hatchery/core/migrate';
 import { startTestStack, type TestStack } from '../support/stack';
 
 /**
@@ -48,5 +50,19 @@ describe.each([
 
   it.each(requests)('$query', async ({ query, expected }) => {
     expect(await ids(query)).toEqual(expected);
+  });
+});
+
+describe('a PostgreSQL without ICU', () => {
+  it('stops the migrations with the reason, before any request could sort names', async () => {
+    await stack.sql('CREATE DATABASE without_icu');
+    const url = new URL(stack.databaseUrl);
+    url.pathname = '/without_icu';
+    const hide = new pg.Client({ connectionString: url.toString() });
+    await hide.connect();
+    // The catalog is per database: here the collation is gone as on a server built without ICU.
+    await hide.query(`ALTER COLLATION pg_catalog."und-x-icu" RENAME TO "und-x-icu-hidden"`);
+    await hide.end();
+    await expect(migrate(url.toString())).rejects.toThrow(/needs PostgreSQL built with ICU/);
   });
 });
