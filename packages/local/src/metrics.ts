@@ -52,14 +52,17 @@ export function metricsRegistry() {
       for (const listener of listeners) listener(document, line);
     }
     for (const directive of document._aws.CloudWatchMetrics) {
+      // Once per dimension set, not per metric: every request's document passes here.
+      const labelSets = directive.Dimensions.map((dimensionSet) => {
+        const labels = Object.fromEntries([...dimensionSet].sort().map((dimension) => [dimension, String(document[dimension] ?? '')]));
+        return { labels, key: labelText(labels) };
+      });
       for (const metric of directive.Metrics) {
         const raw = document[metric.Name];
         const values = (Array.isArray(raw) ? raw : [raw]).filter((value): value is number => typeof value === 'number');
         const family = families.get(metric.Name) ?? { name: metric.Name, unit: metric.Unit, series: new Map() };
         families.set(metric.Name, family);
-        for (const dimensionSet of directive.Dimensions) {
-          const labels = Object.fromEntries([...dimensionSet].sort().map((dimension) => [dimension, String(document[dimension] ?? '')]));
-          const key = labelText(labels);
+        for (const { labels, key } of labelSets) {
           const series = family.series.get(key) ?? { labels, sum: 0, count: 0 };
           family.series.set(key, series);
           for (const value of values) {

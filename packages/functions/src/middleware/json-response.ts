@@ -3,13 +3,23 @@ import type { HttpMiddleware } from './types';
 /** SPEC.md: null values are omitted from output. */
 export const withoutNulls = (_key: string, value: unknown) => (value === null ? undefined : value);
 
+/**
+ * JSON without null members. A replacer takes V8 off its fast serializer, so
+ * it runs only when the plain text may hold one: a null member always leaves
+ * `":null` in it (a string holding those characters only costs the second pass).
+ */
+export function toJsonWithoutNulls(value: unknown): string {
+  const text = JSON.stringify(value);
+  return text.includes('":null') ? JSON.stringify(value, withoutNulls) : text;
+}
+
 /** Serializes what the handler returned as a 200 JSON response. */
 export const jsonResponse = (): HttpMiddleware => ({
   after: (request) => {
     request.response = {
       statusCode: 200,
       headers: { 'content-type': 'application/json' },
-      body: JSON.stringify(request.response, withoutNulls),
+      body: toJsonWithoutNulls(request.response),
     };
   },
 });
