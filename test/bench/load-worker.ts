@@ -1,7 +1,7 @@
 import autocannon from 'autocannon';
 import pg from 'pg';
 import { postgresCpuMs } from './database-cpu';
-import { measure, type Figures, type LoadJob } from './measure';
+import { measure, withDatabaseCpu, type Figures, type LoadJob } from './measure';
 
 /**
  * The load generator, run as its own process (see measureInChild): it gets
@@ -16,19 +16,11 @@ const warmupMs = Number(process.env.BENCH_WARMUP_MS ?? 3000);
 async function loadHttp(job: Extract<LoadJob, { kind: 'http' }>, databaseCpuMs?: () => number | undefined): Promise<Figures> {
   const run = (durationMs: number) => autocannon({ url: job.url, connections: job.concurrency, duration: durationMs / 1000, headers: job.headers });
   await run(warmupMs);
-  const databaseBefore = databaseCpuMs?.();
-  const result = await run(job.durationMs);
-  const databaseAfter = databaseCpuMs?.();
-  const answered = result['2xx'];
-  const figures: Figures = {
-    requests: answered,
-    rps: answered / result.duration,
-    p50Ms: result.latency.p50,
-    p99Ms: result.latency.p99,
-    errors: result.non2xx + result.errors + result.timeouts,
-  };
-  if (databaseBefore !== undefined && databaseAfter !== undefined && answered) figures.databaseMsPerRequest = (databaseAfter - databaseBefore) / answered;
-  return figures;
+  return withDatabaseCpu(databaseCpuMs, async () => {
+    const result = await run(job.durationMs);
+    const answered = result['2xx'];
+    return { requests: answered, rps: answered / result.duration, p50Ms: result.latency.p50, p99Ms: result.latency.p99, errors: result.non2xx + result.errors + result.timeouts };
+  });
 }
 
 async function run(job: LoadJob): Promise<Figures> {

@@ -18,12 +18,11 @@ export async function measure(
   operation: () => Promise<unknown>,
   options: { concurrency: number; durationMs: number; warmupMs?: number; databaseCpuMs?: () => number | undefined },
 ): Promise<Figures> {
-  const run = async (durationMs: number, record: boolean) => {
+  const run = async (durationMs: number, record: boolean): Promise<Figures> => {
     const latencies: number[] = [];
     let errors = 0;
     const deadline = performance.now() + durationMs;
     const started = performance.now();
-    const databaseBefore = record ? options.databaseCpuMs?.() : undefined;
     await Promise.all(
       Array.from({ length: options.concurrency }, async () => {
         while (performance.now() < deadline) {
@@ -38,14 +37,20 @@ export async function measure(
       }),
     );
     const elapsed = (performance.now() - started) / 1000;
-    const databaseAfter = databaseBefore === undefined ? undefined : options.databaseCpuMs?.();
     latencies.sort((a, b) => a - b);
-    const figures: Figures = { requests: latencies.length, rps: latencies.length / elapsed, p50Ms: percentile(latencies, 50), p99Ms: percentile(latencies, 99), errors };
-    if (databaseBefore !== undefined && databaseAfter !== undefined && latencies.length) figures.databaseMsPerRequest = (databaseAfter - databaseBefore) / latencies.length;
-    return figures;
+    return { requests: latencies.length, rps: latencies.length / elapsed, p50Ms: percentile(latencies, 50), p99Ms: percentile(latencies, 99), errors };
   };
   await run(options.warmupMs ?? 1000, false);
-  return run(options.durationMs, true);
+  return withDatabaseCpu(options.databaseCpuMs, () => run(options.durationMs, true));
+}
+
+/** Runs one recorded run and adds PostgreSQL's CPU per request over it, where `databaseCpuMs` can tell. */
+export async function withDatabaseCpu(databaseCpuMs: (() => number | undefined) | undefined, recorded: () => Promise<Figures>): Promise<Figures> {
+  const before = databaseCpuMs?.();
+  const figures = await recorded();
+  const after = before === undefined ? undefined : databaseCpuMs?.();
+  if (before !== undefined && after !== undefined && figures.requests) figures.databaseMsPerRequest = (after - before) / figures.requests;
+  return figures;
 }
 
 /** What a load generator process is asked to do: GET a URL, or send a statement through pg, from `concurrency` loops. */

@@ -1,7 +1,7 @@
 import type { HttpMiddleware } from './types';
 
 /** SPEC.md: null values are omitted from output. */
-export const withoutNulls = (_key: string, value: unknown) => (value === null ? undefined : value);
+const withoutNulls = (_key: string, value: unknown) => (value === null ? undefined : value);
 
 /**
  * JSON without null members. A replacer takes V8 off its fast serializer, so
