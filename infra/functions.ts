@@ -1,5 +1,6 @@
 import type { DatabaseUrl } from './database';
 import type { Secrets } from './secrets';
+import { lambdaRuntime } from './runtime';
 
 /** What every function of the service gets: the network and the linked resources the configuration reads. */
 export interface FunctionContext {
@@ -68,7 +69,7 @@ export function lambda(
   return {
     handler,
     description: lambdaDescription(description),
-    runtime: 'nodejs24.x',
+    runtime: lambdaRuntime,
     architecture: 'arm64',
     nodejs: { format: 'esm', minify: true },
     vpc: context.vpc,

@@ -1,10 +1,11 @@
 import type { DatabaseUrl } from './database';
 import { metricsNamespace } from './functions';
 import { manageConnections } from './hub';
+import { listenerImageArgs } from './runtime';
 import type { DeploySettings } from './settings';
 
 /** Where the listener's image is built from: the repository root, so the image can hold the workspace packages it imports. */
-export const listenerImage = { context: '.', dockerfile: 'packages/listener/Dockerfile' } as const;
+export const listenerImage = { context: '.', dockerfile: 'packages/listener/Dockerfile', args: listenerImageArgs } as const;
 
 /**
  * The listener: one Fargate task (two with the warm standby) that LISTENs on

@@ -3,12 +3,15 @@
 import { fileURLToPath } from 'node:url';
 import * as esbuild from 'esbuild';
 
+/** The Node that builds the bundle is the one that runs it: in the image, both are the base image's (infra/runtime.ts). */
+const runningNode = `node${process.versions.node.split('.')[0]}`;
+
 export const buildOptions = (outfile) => ({
   entryPoints: [fileURLToPath(new URL('./src/main.ts', import.meta.url))],
   outfile,
   bundle: true,
   platform: 'node',
-  target: 'node22',
+  target: runningNode,
   format: 'esm',
   sourcemap: true,
   // pg's optional native binding is never used.

@@ -22,6 +22,7 @@ import { deployedFunctions, inputs, ofType, only, plainStrings, reveal, routesOf
 import { ensurePlatform } from './sst/platform';
 import { inBatches, runDeploy } from './sst/run';
 import { listenerMetrics } from '@hatchery/listener/metrics';
+import { lambdaRuntime, nodeMajor } from '../../infra/runtime';
 
 const secrets = {
   SST_SECRET_IdpProjectId: 'hatchery-prod-7f3a',
@@ -162,7 +163,7 @@ describe('the realtime hub', () => {
 });
 
 describe('every function', () => {
-  it('runs Node.js 24 on arm64 with its size, its minified ESM bundle, inside AWS’s limits', () => {
+  it('runs the project’s Node (infra/runtime.ts) on arm64 with its size, its minified ESM bundle, inside AWS’s limits', () => {
     const result = deployed('dev');
     const functions = deployedFunctions(result);
     expect(functions).toHaveLength(routeTable.length + wsRoutes.length + 2);
@@ -170,7 +171,7 @@ describe('every function', () => {
     const sizes: Record<string, { memorySize: number; timeout: number }> = { Migrator: { memorySize: 512, timeout: 300 }, FanOut: { memorySize: 1769, timeout: limits.hub.shardTimeoutMs / 1000 } };
     for (const fn of functions) {
       const size = sizes[fn.id] ?? (hub.has(fn.id) ? { memorySize: 512, timeout: 10 } : { memorySize: 1024, timeout: 15 });
-      expect(fn.lambda, fn.id).toMatchObject({ runtime: 'nodejs24.x', architectures: ['arm64'], packageType: 'Zip', ...size });
+      expect(fn.lambda, fn.id).toMatchObject({ runtime: lambdaRuntime, architectures: ['arm64'], packageType: 'Zip', ...size });
       // AWS's limits: CreateFunction rejects a longer description, a larger environment, a longer name.
       expect(fn.lambda.description?.length ?? 0, fn.id).toBeLessThanOrEqual(256);
       expect(Buffer.byteLength(JSON.stringify(fn.environment)), fn.id).toBeLessThanOrEqual(4096);
@@ -356,6 +357,12 @@ describe('the listener', () => {
     expect(inputs(only(result, 'aws:appautoscaling/target:Target'))).toMatchObject({ minCapacity: 1, maxCapacity: 1 });
     const task = inputs(only(result, 'aws:ecs/taskDefinition:TaskDefinition'));
     expect(task).toMatchObject({ cpu: '1024', memory: '2048', runtimePlatform: { cpuArchitecture: 'X86_64' } });
+  });
+
+  it('builds its image on the project’s Node: the Dockerfile’s base image takes the major from infra/runtime.ts', () => {
+    const image = inputs<{ buildArgs?: Record<string, string>; dockerfile?: { location?: string } }>(only(deployed('dev'), 'docker-build:index:Image'));
+    expect(image.buildArgs).toMatchObject({ NODE_MAJOR: String(nodeMajor) });
+    expect(image.dockerfile?.location).toMatch(/packages\/listener\/Dockerfile$/);
   });
 
   it('reads the database, the table, the hub’s management endpoint and the region from its environment, and may post to the hub', () => {

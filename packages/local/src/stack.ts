@@ -101,8 +101,6 @@ export async function startStack(options: StackOptions): Promise<RunningStack> {
     const claim = await claimDataDir(options.dataDir);
     cleanups.push(claim.release);
     if (claim.orphanStopped) logger().warn({ pid: claim.orphanStopped }, 'stopped a PostgreSQL server that a killed Hatchery had left running on this data');
-    // Local use only: the SDK's notice about future Node.js versions says nothing about this stack (README names the supported versions).
-    process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
     // The handlers' and the listener's EMF documents, kept as CloudWatch keeps a Lambda's, for /metrics.
     const metrics = metricsRegistry();
     setEmfSink((document) => metrics.add(document));
