@@ -5,7 +5,8 @@ import { BatchWriteCommand, DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb
 import { config } from '@hatchery/core/config';
 import { ensureTable } from '@hatchery/core/dynamo/table';
 import { limits } from '@hatchery/core/limits';
-import { notificationChannel, readListingsSnapshot } from '@hatchery/core/realtime/changes';
+import { notificationChannel } from '@hatchery/core/indexer/names';
+import { readListingsSnapshot } from '@hatchery/core/realtime/changes';
 import { connectionItem, connectionStore, shards } from '@hatchery/core/realtime/connections';
 import { marketChangedMessage } from '@hatchery/core/realtime/events';
 import { forEachBounded } from '@hatchery/core/realtime/fan-out';
@@ -243,7 +244,7 @@ export const realtimeBench: BenchSection = async ({ stack, sql }) => {
     try {
       await client.query('BEGIN');
       await client.query(statement, values);
-      await client.query('SELECT pg_notify($1, $2)', [notificationChannel, 'bench']);
+      await client.query('SELECT pg_notify($1, $2)', [notificationChannel(), 'bench']);
       const sentAt = wallMs();
       await client.query('COMMIT');
       return sentAt;

@@ -13,6 +13,14 @@ const positiveInt = (fallback: number) => z.coerce.number().int().min(0).default
 export const configSchema = z.object({
   DATABASE_URL: z.string().url(),
   DATABASE_POOL_MAX: positiveInt(10),
+  /**
+   * The schema the indexer writes, Ponder's `--schema` or `--views-schema`; its channel is `<schema>_live_query`,
+   * as Ponder names it. Lowercase, and short enough that the channel stays within PostgreSQL's 63-byte names.
+   */
+  INDEXER_SCHEMA: z
+    .string()
+    .regex(/^[a-z_][a-z0-9_]{0,51}$/, 'a lowercase PostgreSQL name of at most 52 characters (letters, digits, _)')
+    .default('indexer'),
   DATABASE_SSL: z.enum(['true', 'false']).default('false').transform((value) => value === 'true'),
   DYNAMODB_ENDPOINT: z.string().url().optional(),
   DYNAMODB_TABLE: z.string().min(1).default('hatchery'),

@@ -4,7 +4,8 @@ import { config } from '@hatchery/core/config';
 import { isDatabaseUnavailable } from '@hatchery/core/errors';
 import { limits } from '@hatchery/core/limits';
 import { logger, type Logger } from '@hatchery/core/logger';
-import { marketChange, notificationChannel, readFulfilments, readListingsSnapshot, type Fulfilment } from '@hatchery/core/realtime/changes';
+import { notificationChannel } from '@hatchery/core/indexer/names';
+import { marketChange, readFulfilments, readListingsSnapshot, type Fulfilment } from '@hatchery/core/realtime/changes';
 import { connectionStore, shards, type ConnectionStore } from '@hatchery/core/realtime/connections';
 import { forgeFulfilledMessage, marketChangedMessage, type MarketChanged } from '@hatchery/core/realtime/events';
 import { inOnePage, post, type Delivery, type FanOutParts } from '@hatchery/core/realtime/fan-out';
@@ -225,7 +226,7 @@ export class Listener {
         this.metrics.notified();
         this.reads.trigger();
       });
-      await client.query(`LISTEN ${notificationChannel}`);
+      await client.query(`LISTEN "${notificationChannel()}"`);
       this.counters.leader = true;
       this.resync = true;
       log.info('listener is leading');

@@ -1,5 +1,6 @@
 import type { Queryable } from '@hatchery/core/db';
 import { createIndexerSchema } from '@hatchery/core/indexer/schema';
+import { indexerTable } from '@hatchery/core/indexer/names';
 
 export interface DemoSize {
   editions: number;
@@ -42,58 +43,58 @@ export async function loadDemoData(client: Queryable, size: DemoSize): Promise<v
   await createIndexerSchema(client);
   const s = size;
   const statements = [
-    `TRUNCATE indexer.listings, indexer.nfts, indexer.editions, indexer.staking_pairs, indexer.forge_requests, indexer.sales,
-       indexer.token_transfers, indexer.referral_registrations, indexer.referral_links, indexer.referral_bnb_accruals, indexer.referral_bnb_claims`,
-    `INSERT INTO indexer.editions
+    `TRUNCATE ${indexerTable('listings')}, ${indexerTable('nfts')}, ${indexerTable('editions')}, ${indexerTable('staking_pairs')}, ${indexerTable('forge_requests')}, ${indexerTable('sales')},
+       ${indexerTable('token_transfers')}, ${indexerTable('referral_registrations')}, ${indexerTable('referral_links')}, ${indexerTable('referral_bnb_accruals')}, ${indexerTable('referral_bnb_claims')}`,
+    `INSERT INTO ${indexerTable('editions')}
      SELECT i, 'Edition ' || i, 'ipfs://hatchery/editions/' || i || '.png', (i * 37) % 100, (i * 53) % 100, (i * 71) % 100, i % 5,
             CASE WHEN i % 10 = 0 THEN ${huge} + i ELSE 1000 + i END, (i * 13) % 1000, 1000000 + i, 2000000 + i,
             CASE WHEN i % 4 = 0 THEN ${huge} * i ELSE ${wei('i')} END, i % 3, i % 3 <> 0
      FROM generate_series(1::bigint, ${s.editions}) AS i`,
-    `INSERT INTO indexer.nfts
+    `INSERT INTO ${indexerTable('nfts')}
      SELECT CASE WHEN i % 1000 = 0 THEN ${huge} + i ELSE i END, ${address(`1 + (i * 7919) % ${s.owners}`)}, 1 + i % ${s.editions},
             i % 2, 'Hatchling #' || i, i % 10 = 0, i % 25 = 0
      FROM generate_series(1::bigint, ${s.nfts}) AS i`,
     // One in twenty listings names a token with no NFT row, so the left join has nothing to add.
-    `INSERT INTO indexer.listings
+    `INSERT INTO ${indexerTable('listings')}
      SELECT CASE WHEN i % 20 = 0 THEN ${s.nfts} + i ELSE i END, ${address(`1 + (i * 7919) % ${s.owners}`)},
             CASE WHEN i % 7 = 0 THEN ${huge} * 5 + i ELSE ${wei(`(1 + i % 1000)`)} END,
             CASE WHEN i % 10 < 7 THEN 'Active' WHEN i % 10 = 8 THEN 'Sold' ELSE 'Cancelled' END,
             CASE WHEN i % 20 = 0 THEN NULL ELSE 1 + i % ${s.editions} END,
             1000000 + i / 3, 1000000 + i / 3 + i % 5, '0x' || md5('listing' || i) || md5('tx' || i)
      FROM generate_series(1::bigint, ${s.listings}) AS i`,
-    `INSERT INTO indexer.staking_pairs
+    `INSERT INTO ${indexerTable('staking_pairs')}
      SELECT i, ${address(`1 + (i * 31) % ${s.owners}`)}, 2 * i, 2 * i + 1, i % 2 = 0, 1700000000 + i / 4, 1700000000 + i / 4 + i % 100,
             CASE WHEN i % 3 = 0 THEN 'Unstaked' ELSE 'Staked' END
      FROM generate_series(1::bigint, ${s.stakingPairs}) AS i`,
-    `INSERT INTO indexer.forge_requests
+    `INSERT INTO ${indexerTable('forge_requests')}
      SELECT CASE WHEN i % 500 = 0 THEN ${huge} + i ELSE i END, ${address(`1 + (i * 17) % ${s.owners}`)}, 1 + i % 3,
             CASE i % 4 WHEN 0 THEN 'Requested' WHEN 3 THEN 'Cancelled' ELSE 'Fulfilled' END,
             CASE WHEN i % 4 IN (1, 2) THEN ${s.nfts} * 2 + i END, CASE WHEN i % 4 IN (1, 2) THEN 1 + i % ${s.editions} END,
             2000000 + i, CASE WHEN i % 4 IN (1, 2) THEN 2000000 + i + 2 END
      FROM generate_series(1::bigint, ${s.forgeRequests}) AS i`,
-    `INSERT INTO indexer.sales
+    `INSERT INTO ${indexerTable('sales')}
      SELECT 'sale-' || i, 1 + i % ${s.nfts}, ${address(`1 + (i * 7919) % ${s.owners}`)}, ${address(`1 + (i * 104729) % ${s.owners}`)},
             p.price, p.price / 40, p.price / 20, 1000000 + i / 2
      FROM generate_series(1::bigint, ${s.sales}) AS i,
           LATERAL (SELECT CASE WHEN i % 11 = 0 THEN ${huge} * 3 + i ELSE ${wei(`(1 + i % 500)`)} END AS price) AS p`,
-    `INSERT INTO indexer.token_transfers
+    `INSERT INTO ${indexerTable('token_transfers')}
      SELECT 'transfer-' || i, ${address(`1 + i % ${s.owners}`)}, ${address(`1 + (i * 13) % ${s.owners}`)},
             CASE WHEN i % 9 = 0 THEN ${huge} + i ELSE ${wei('i')} END, 1000000 + i
      FROM generate_series(1::bigint, ${s.transfers}) AS i`,
-    `INSERT INTO indexer.referral_registrations
+    `INSERT INTO ${indexerTable('referral_registrations')}
      SELECT ${address('i')}, 100000 + i, 900000 + i FROM generate_series(1::bigint, ${s.referrers}) AS i`,
-    `INSERT INTO indexer.referral_links
+    `INSERT INTO ${indexerTable('referral_links')}
      SELECT ${address('i')}, ${address(`1 + i % ${s.referrers}`)}, 950000 + i FROM generate_series(${s.referrers + 1}::bigint, ${s.owners}) AS i`,
-    `INSERT INTO indexer.referral_bnb_accruals
+    `INSERT INTO ${indexerTable('referral_bnb_accruals')}
      SELECT 'accrual-' || i, ${address(`1 + i % ${s.referrers}`)}, ${address(`${s.referrers + 1} + i % greatest(1, ${s.owners - s.referrers})`)},
             CASE WHEN i % 5 = 0 THEN ${huge} + i ELSE ${wei('i')} END, 960000 + i
      FROM generate_series(1::bigint, ${s.referrers * 8}) AS i`,
-    `INSERT INTO indexer.referral_bnb_claims
+    `INSERT INTO ${indexerTable('referral_bnb_claims')}
      SELECT 'claim-' || i, ${address(`1 + i % ${s.referrers}`)}, ${wei('i')}, 970000 + i
      FROM generate_series(1::bigint, ${s.referrers * 2}) AS i`,
     // Vacuumed as autovacuum leaves a live indexer's tables, so index-only scans (the counts) skip the heap.
-    `VACUUM (ANALYZE) indexer.listings, indexer.nfts, indexer.editions, indexer.staking_pairs, indexer.forge_requests, indexer.sales,
-       indexer.token_transfers, indexer.referral_registrations, indexer.referral_links, indexer.referral_bnb_accruals, indexer.referral_bnb_claims`,
+    `VACUUM (ANALYZE) ${indexerTable('listings')}, ${indexerTable('nfts')}, ${indexerTable('editions')}, ${indexerTable('staking_pairs')}, ${indexerTable('forge_requests')}, ${indexerTable('sales')},
+       ${indexerTable('token_transfers')}, ${indexerTable('referral_registrations')}, ${indexerTable('referral_links')}, ${indexerTable('referral_bnb_accruals')}, ${indexerTable('referral_bnb_claims')}`,
   ];
   for (const statement of statements) await client.query(statement);
 }

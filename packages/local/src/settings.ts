@@ -9,6 +9,11 @@ const unsetWhenEmpty = (value: unknown) => (value === '' ? undefined : value);
 export const localSettingsSchema = z.object({
   PORT: z.preprocess(unsetWhenEmpty, z.coerce.number().int().min(0).max(65_535).default(3000)),
   HATCHERY_DATA_DIR: z.preprocess(unsetWhenEmpty, z.string().default('.hatchery').transform((dir) => resolve(dir))),
+  /**
+   * Whether `npm start` fills an absent indexer schema with demo data: `auto` does on the embedded database only, never on
+   * the one DATABASE_URL names (a real indexer's, where tables of ours would stop Ponder from creating its own).
+   */
+  HATCHERY_DEMO_DATA: z.preprocess(unsetWhenEmpty, z.enum(['auto', 'true', 'false']).default('auto')),
   /** Human-readable logs (pino-pretty) or JSON lines; by default pretty when stdout is a terminal. */
   LOG_FORMAT: z.preprocess(unsetWhenEmpty, z.enum(['pretty', 'json']).optional()),
 });

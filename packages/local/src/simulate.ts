@@ -3,14 +3,14 @@ import { parseArgs } from 'node:util';
 import pg from 'pg';
 import { createIndexerSchema } from '@hatchery/core/indexer/schema';
 import { patterns } from '@hatchery/core/limits';
-import { notificationChannel } from '@hatchery/core/realtime/changes';
 import { demoAddress } from './demo-data';
 import { findRunningStack, StartupError } from './record';
 import { localSettings } from './settings';
+import { indexerTable, notificationChannel } from '@hatchery/core/indexer/names';
 
 /**
  * Indexer activity, written as the indexer writes it: each change in its own
- * transaction that ends with NOTIFY indexer_live_query. `npm run simulate`
+ * transaction that ends with a NOTIFY on the indexer's channel (`<schema>_live_query`). `npm run simulate`
  * drives the running local stack with it; tests and benchmarks use the writer.
  */
 export function indexerActivity(pool: pg.Pool) {
@@ -19,7 +19,7 @@ export function indexerActivity(pool: pg.Pool) {
     try {
       await client.query('BEGIN');
       await work(client);
-      await client.query('SELECT pg_notify($1, $2)', [notificationChannel, payload]);
+      await client.query('SELECT pg_notify($1, $2)', [notificationChannel(), payload]);
       await client.query('COMMIT');
     } catch (error) {
       await client.query('ROLLBACK').catch(() => undefined);
@@ -33,7 +33,7 @@ export function indexerActivity(pool: pg.Pool) {
     list: (listing: { tokenId: string; seller: string; price: string; block: string; editionId?: string }) =>
       commit('listings', async (client) => {
         await client.query(
-          `INSERT INTO indexer.listings (token_id, seller, price, status, edition_id, listed_at_block, updated_at_block, tx_hash)
+          `INSERT INTO ${indexerTable('listings')} (token_id, seller, price, status, edition_id, listed_at_block, updated_at_block, tx_hash)
            VALUES ($1::numeric, $2::text, $3::numeric, 'Active', $4::numeric, $5::numeric, $5::numeric, '0x' || md5($1::text || ':' || $5::text))
            ON CONFLICT (token_id) DO UPDATE SET seller = $2::text, price = $3::numeric, status = 'Active', listed_at_block = $5::numeric, updated_at_block = $5::numeric`,
           [listing.tokenId, listing.seller, listing.price, listing.editionId ?? null, listing.block],
@@ -43,8 +43,8 @@ export function indexerActivity(pool: pg.Pool) {
     sell: (sale: { tokenId: string; buyer: string; block: string }) =>
       commit('listings,sales', async (client) => {
         await client.query(
-          `WITH sold AS (UPDATE indexer.listings SET status = 'Sold', updated_at_block = $3::numeric WHERE token_id = $1::numeric AND status = 'Active' RETURNING seller, price)
-           INSERT INTO indexer.sales (id, token_id, seller, buyer, price, platform_fee, royalty, block_number)
+          `WITH sold AS (UPDATE ${indexerTable('listings')} SET status = 'Sold', updated_at_block = $3::numeric WHERE token_id = $1::numeric AND status = 'Active' RETURNING seller, price)
+           INSERT INTO ${indexerTable('sales')} (id, token_id, seller, buyer, price, platform_fee, royalty, block_number)
            SELECT 'sale-' || $1::text || '-' || $3::text, $1::numeric, seller, $2::text, price, price / 40, price / 20, $3::numeric FROM sold`,
           [sale.tokenId, sale.buyer, sale.block],
         );
@@ -52,7 +52,7 @@ export function indexerActivity(pool: pg.Pool) {
 
     cancel: (cancel: { tokenId: string; block: string }) =>
       commit('listings', async (client) => {
-        await client.query(`UPDATE indexer.listings SET status = 'Cancelled', updated_at_block = $2::numeric WHERE token_id = $1::numeric AND status = 'Active'`, [
+        await client.query(`UPDATE ${indexerTable('listings')} SET status = 'Cancelled', updated_at_block = $2::numeric WHERE token_id = $1::numeric AND status = 'Active'`, [
           cancel.tokenId,
           cancel.block,
         ]);
@@ -60,7 +60,7 @@ export function indexerActivity(pool: pg.Pool) {
 
     requestForge: (request: { requestId: string; buyer: string; tier: number; block: string }) =>
       commit('forge_requests', async (client) => {
-        await client.query(`INSERT INTO indexer.forge_requests (request_id, buyer, tier, status, block_number) VALUES ($1, $2, $3, 'Requested', $4)`, [
+        await client.query(`INSERT INTO ${indexerTable('forge_requests')} (request_id, buyer, tier, status, block_number) VALUES ($1, $2, $3, 'Requested', $4)`, [
           request.requestId,
           request.buyer,
           request.tier,
@@ -72,7 +72,7 @@ export function indexerActivity(pool: pg.Pool) {
     fulfil: (fulfilment: { requestId: string; buyer: string; tokenId: string; editionId: string; block: string }) =>
       commit('forge_requests', async (client) => {
         await client.query(
-          `INSERT INTO indexer.forge_requests (request_id, buyer, tier, status, token_id, edition_id, block_number, fulfilled_at_block)
+          `INSERT INTO ${indexerTable('forge_requests')} (request_id, buyer, tier, status, token_id, edition_id, block_number, fulfilled_at_block)
            VALUES ($1::numeric, $2::text, 1, 'Fulfilled', $3::numeric, $4::numeric, $5::numeric, $5::numeric)
            ON CONFLICT (request_id) DO UPDATE SET status = 'Fulfilled', token_id = $3::numeric, edition_id = $4::numeric, fulfilled_at_block = $5::numeric`,
           [fulfilment.requestId, fulfilment.buyer, fulfilment.tokenId, fulfilment.editionId, fulfilment.block],
@@ -118,10 +118,10 @@ async function simulate(): Promise<void> {
   const pool = new pg.Pool({ connectionString: await databaseUrl(), max: 2 });
   await createIndexerSchema(pool);
   const activity = indexerActivity(pool);
-  let block = await next(pool, `SELECT greatest((SELECT max(updated_at_block) FROM indexer.listings), (SELECT max(block_number) FROM indexer.forge_requests),
-    (SELECT max(fulfilled_at_block) FROM indexer.forge_requests), (SELECT max(block_number) FROM indexer.sales), 0)::text AS value`);
-  let tokenId = await next(pool, `SELECT greatest((SELECT max(token_id) FROM indexer.listings), (SELECT max(token_id) FROM indexer.nfts), 0)::text AS value`);
-  let requestId = await next(pool, `SELECT coalesce(max(request_id), 0)::text AS value FROM indexer.forge_requests`);
+  let block = await next(pool, `SELECT greatest((SELECT max(updated_at_block) FROM ${indexerTable('listings')}), (SELECT max(block_number) FROM ${indexerTable('forge_requests')}),
+    (SELECT max(fulfilled_at_block) FROM ${indexerTable('forge_requests')}), (SELECT max(block_number) FROM ${indexerTable('sales')}), 0)::text AS value`);
+  let tokenId = await next(pool, `SELECT greatest((SELECT max(token_id) FROM ${indexerTable('listings')}), (SELECT max(token_id) FROM ${indexerTable('nfts')}), 0)::text AS value`);
+  let requestId = await next(pool, `SELECT coalesce(max(request_id), 0)::text AS value FROM ${indexerTable('forge_requests')}`);
   const open: bigint[] = [];
   const listed: bigint[] = [];
   const seller = demoAddress(2);

@@ -5,6 +5,7 @@ import { config, configSchema } from '@hatchery/core/config';
 import { limits } from '@hatchery/core/limits';
 import { logger } from '@hatchery/core/logger';
 import { closeDb } from '@hatchery/core/db';
+import { indexerTable } from '@hatchery/core/indexer/names';
 import { ensureTable } from '@hatchery/core/dynamo/table';
 import { setEmfSink } from '@hatchery/core/metrics';
 import { migrate } from '@hatchery/core/migrate';
@@ -35,7 +36,7 @@ export interface StackOptions {
   databaseUrl?: string;
   /** An external DynamoDB API instead of dynalite. */
   dynamoEndpoint?: string;
-  /** Demo data to load when the indexer schema is absent; false loads none. */
+  /** Demo data to load when the indexer schema is absent; false loads none (start.ts: never on a database it was given, unless asked). */
   demoData: DemoSize | false;
   /** Copied instead of running initdb (see test/support/global-setup.ts). */
   postgresTemplateDir?: string;
@@ -81,7 +82,7 @@ async function withClient<T>(databaseUrl: string, work: (client: pg.Client) => P
 }
 
 async function hasIndexerSchema(client: pg.Client): Promise<boolean> {
-  const { rows } = await client.query<{ present: boolean }>(`SELECT to_regclass('indexer.editions') IS NOT NULL AS present`);
+  const { rows } = await client.query<{ present: boolean }>(`SELECT to_regclass($1) IS NOT NULL AS present`, [indexerTable('editions')]);
   return rows[0]?.present ?? false;
 }
 

@@ -1,5 +1,6 @@
 import { relative } from 'node:path';
 import pretty from 'pino-pretty';
+import { indexerSchema } from '@hatchery/core/indexer/names';
 import { logger, useLogDestination } from '@hatchery/core/logger';
 import { demoSizes } from './demo-data';
 import { StartupError } from './record';
@@ -7,7 +8,11 @@ import { localSettings, type LocalSettings } from './settings';
 import { startStack, type RunningStack } from './stack';
 
 /** What a user needs next, short enough to read at a glance; the logs carry the rest. */
-function banner(stack: RunningStack, settings: LocalSettings, seconds: number): string {
+/** The demo data goes only where Hatchery made the database, or where it is asked for (HATCHERY_DEMO_DATA=true). */
+const writesDemoData = (settings: LocalSettings, databaseUrl: string | undefined) =>
+  settings.HATCHERY_DEMO_DATA === 'true' || (settings.HATCHERY_DEMO_DATA === 'auto' && !databaseUrl);
+
+function banner(stack: RunningStack, settings: LocalSettings, seconds: number, demoData: boolean): string {
   const dataDir = relative(process.cwd(), settings.HATCHERY_DATA_DIR) || '.';
   const withDataDir = process.env.HATCHERY_DATA_DIR ? `HATCHERY_DATA_DIR=${process.env.HATCHERY_DATA_DIR} ` : '';
   return [
@@ -19,6 +24,7 @@ function banner(stack: RunningStack, settings: LocalSettings, seconds: number): 
     `  Hub        ${stack.url.replace(/^http/, 'ws')}/hubs/events`,
     `  Data dir   ${dataDir.startsWith('..') ? settings.HATCHERY_DATA_DIR : dataDir}`,
     `  Database   ${stack.postgres?.tcpUrl ?? stack.databaseUrl}`,
+    `  Indexer    schema ${indexerSchema()}, ${demoData ? 'demo data when it is empty' : 'read only (HATCHERY_DEMO_DATA=true fills an empty one with demo data)'}`,
     '',
     '  Next, in another terminal:',
     `    ${withDataDir}npm run token -- --uid alice --email alice@example.com --name Alice`,
@@ -59,13 +65,14 @@ async function main(): Promise<void> {
   setInterval(() => process.ppid !== parent && stop('parent process exited'), 1_000).unref();
 
   const started = performance.now();
+  const databaseUrl = process.env.DATABASE_URL || undefined;
   stack = await startStack({
     port: settings.PORT,
     dataDir: settings.HATCHERY_DATA_DIR,
     persistent: true,
-    databaseUrl: process.env.DATABASE_URL || undefined,
+    databaseUrl,
     dynamoEndpoint: process.env.DYNAMODB_ENDPOINT || undefined,
-    demoData: demoSizes.demo,
+    demoData: writesDemoData(settings, databaseUrl) ? demoSizes.demo : false,
   });
   if (stopRequested) return stop(stopRequested);
   const seconds = (performance.now() - started) / 1000;
@@ -73,7 +80,7 @@ async function main(): Promise<void> {
   if (format === 'json') {
     logger().info({ url: stack.url, docs: `${stack.url}/docs`, dataDir: settings.HATCHERY_DATA_DIR, readyInSeconds: Number(seconds.toFixed(2)) }, 'Hatchery is running');
   }
-  process.stdout.write(`${banner(stack, settings, seconds)}\n`);
+  process.stdout.write(`${banner(stack, settings, seconds, writesDemoData(settings, databaseUrl))}\n`);
 }
 
 main().catch(fail);

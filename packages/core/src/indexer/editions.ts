@@ -2,6 +2,7 @@ import * as z from 'zod';
 import { readPage, type ListSource, type Page, type PageQuery } from '../query/paging';
 import type { FieldMap } from '../query/compile';
 import { bigIntString } from './wire';
+import { indexerTable } from './names';
 
 export const editionSchema = z.object({
   id: bigIntString,
@@ -32,7 +33,9 @@ export const editionFields = {
 
 export const editionsSource = {
   name: 'editions',
-  table: 'indexer.editions',
+  get table() {
+    return indexerTable('editions');
+  },
   select: `edition_id::text AS id, name, art_uri AS "artUri", health, skill, morale, rarity,
     max_supply::text AS "maxSupply", minted::text AS minted, mint_start::text AS "mintStart",
     mint_end::text AS "mintEnd", price::text AS price, distribution, active`,

@@ -2,6 +2,7 @@ import * as z from 'zod';
 import { readPage, type ListSource, type Page, type PageQuery } from '../query/paging';
 import type { FieldMap, Params } from '../query/compile';
 import { bigIntString, indexerAddress } from './wire';
+import { indexerTable } from './names';
 
 export const forgeRequestSchema = z.object({
   requestId: bigIntString,
@@ -22,7 +23,9 @@ export const forgeRequestFields = {
 
 export const forgeRequestsSource = {
   name: 'forge-requests',
-  table: 'indexer.forge_requests',
+  get table() {
+    return indexerTable('forge_requests');
+  },
   select: `request_id::text AS "requestId", tier, status, token_id::text AS "tokenId", edition_id::text AS "editionId",
     block_number::text AS "blockNumber"`,
   fields: forgeRequestFields,

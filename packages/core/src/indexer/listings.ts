@@ -2,6 +2,7 @@ import * as z from 'zod';
 import { readPage, type ListSource, type Page, type PageQuery } from '../query/paging';
 import type { FieldMap, Params } from '../query/compile';
 import { addressString, bigIntString } from './wire';
+import { indexerTable } from './names';
 
 export const listingSchema = z.object({
   tokenId: bigIntString,
@@ -38,10 +39,14 @@ export const listingFields = {
 
 export const listingsSource = {
   name: 'listings',
-  table: 'indexer.listings l',
+  get table() {
+    return `${indexerTable('listings')} l`;
+  },
   // Both join on primary keys, so a count that names no joined field reads listings alone (its status index).
-  joins: `LEFT JOIN indexer.nfts n ON n.token_id = l.token_id
-    LEFT JOIN indexer.editions e ON e.edition_id = coalesce(l.edition_id, n.edition_id)`,
+  get joins() {
+    return `LEFT JOIN ${indexerTable('nfts')} n ON n.token_id = l.token_id
+    LEFT JOIN ${indexerTable('editions')} e ON e.edition_id = coalesce(l.edition_id, n.edition_id)`;
+  },
   select: `l.token_id::text AS "tokenId", l.seller, l.price::text AS price, l.status,
     ${listingFields.editionId.sql}::text AS "editionId", ${listingFields.editionName.sql} AS "editionName",
     coalesce(e.art_uri, '') AS "artUri", ${listingFields.rarity.sql} AS rarity, ${listingFields.gender.sql} AS gender,

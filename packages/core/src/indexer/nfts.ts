@@ -2,6 +2,7 @@ import * as z from 'zod';
 import { readPage, type ListSource, type Page, type PageQuery } from '../query/paging';
 import type { FieldMap, Params } from '../query/compile';
 import { bigIntString, indexerAddress } from './wire';
+import { indexerTable } from './names';
 
 export const nftItemSchema = z.object({
   tokenId: bigIntString,
@@ -33,8 +34,12 @@ export const nftFields = {
 
 export const nftsSource = {
   name: 'nfts',
-  table: 'indexer.nfts n',
-  joins: 'LEFT JOIN indexer.editions e ON e.edition_id = n.edition_id',
+  get table() {
+    return `${indexerTable('nfts')} n`;
+  },
+  get joins() {
+    return `LEFT JOIN ${indexerTable('editions')} e ON e.edition_id = n.edition_id`;
+  },
   select: `n.token_id::text AS "tokenId", coalesce(e.health, 0) AS health, coalesce(e.skill, 0) AS skill,
     coalesce(e.morale, 0) AS morale, n.gender, n.edition_id::text AS "editionId", ${nftFields.editionName.sql} AS "editionName",
     coalesce(e.art_uri, '') AS "artUri", ${nftFields.rarity.sql} AS rarity, n.nft_name AS "nftName", n.staked`,

@@ -1,6 +1,7 @@
 import * as z from 'zod';
 import { isMissingRelation, query } from '../db';
 import { addressString, bigIntString, indexerAddress } from './wire';
+import { indexerTable } from './names';
 
 export const referralInfoSchema = z.object({
   code: bigIntString.optional().describe('Absent when the address never registered as a referrer.'),
@@ -16,12 +17,12 @@ export type ReferralInfoDto = z.infer<typeof referralInfoSchema>;
 type ReferralRow = { code: string | null; upline: string | null; referralCount: string; totalAccrued: string; totalClaimed: string };
 
 // One round trip; each part is a primary-key or indexed lookup on the address, and the sums stay numeric in the database.
-const referralSql = `SELECT
-  (SELECT code::text FROM indexer.referral_registrations WHERE referrer = $1) AS code,
-  (SELECT referrer FROM indexer.referral_links WHERE buyer = $1) AS upline,
-  (SELECT count(*) FROM indexer.referral_links WHERE referrer = $1) AS "referralCount",
-  (SELECT coalesce(sum(amount), 0)::text FROM indexer.referral_bnb_accruals WHERE referrer = $1) AS "totalAccrued",
-  (SELECT coalesce(sum(amount), 0)::text FROM indexer.referral_bnb_claims WHERE referrer = $1) AS "totalClaimed"`;
+const referralSql = () => `SELECT
+  (SELECT code::text FROM ${indexerTable('referral_registrations')} WHERE referrer = $1) AS code,
+  (SELECT referrer FROM ${indexerTable('referral_links')} WHERE buyer = $1) AS upline,
+  (SELECT count(*) FROM ${indexerTable('referral_links')} WHERE referrer = $1) AS "referralCount",
+  (SELECT coalesce(sum(amount), 0)::text FROM ${indexerTable('referral_bnb_accruals')} WHERE referrer = $1) AS "totalAccrued",
+  (SELECT coalesce(sum(amount), 0)::text FROM ${indexerTable('referral_bnb_claims')} WHERE referrer = $1) AS "totalClaimed"`;
 
 const notIndexedYet: ReferralRow = { code: null, upline: null, referralCount: '0', totalAccrued: '0', totalClaimed: '0' };
 
@@ -29,7 +30,7 @@ const notIndexedYet: ReferralRow = { code: null, upline: null, referralCount: '0
 export async function getReferralInfo(address: string): Promise<ReferralInfoDto> {
   let row: ReferralRow;
   try {
-    [row = notIndexedYet] = await query<ReferralRow>(referralSql, [indexerAddress(address)]);
+    [row = notIndexedYet] = await query<ReferralRow>(referralSql(), [indexerAddress(address)]);
   } catch (error) {
     if (!isMissingRelation(error)) throw error;
     row = notIndexedYet;

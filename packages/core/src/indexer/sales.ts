@@ -2,6 +2,7 @@ import * as z from 'zod';
 import { readPage, type ListSource, type Page, type PageQuery } from '../query/paging';
 import type { FieldMap } from '../query/compile';
 import { addressString, bigIntString } from './wire';
+import { indexerTable } from './names';
 
 export const saleSchema = z.object({
   tokenId: bigIntString,
@@ -24,7 +25,9 @@ export const saleFields = {
 
 export const salesSource = {
   name: 'sales',
-  table: 'indexer.sales',
+  get table() {
+    return indexerTable('sales');
+  },
   select: `token_id::text AS "tokenId", seller, buyer, price::text AS price, platform_fee::text AS "platformFee",
     royalty::text AS royalty, block_number::text AS "blockNumber"`,
   fields: saleFields,

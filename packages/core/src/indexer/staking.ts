@@ -2,6 +2,7 @@ import * as z from 'zod';
 import { readPage, type ListSource, type Page, type PageQuery } from '../query/paging';
 import type { FieldMap, Params } from '../query/compile';
 import { bigIntString, indexerAddress } from './wire';
+import { indexerTable } from './names';
 
 export const stakingPairSchema = z.object({
   pairId: bigIntString,
@@ -28,7 +29,9 @@ export const stakingFields = {
 
 export const stakingSource = {
   name: 'staking',
-  table: 'indexer.staking_pairs',
+  get table() {
+    return indexerTable('staking_pairs');
+  },
   select: `pair_id::text AS "pairId", male_id::text AS "maleId", female_id::text AS "femaleId", matched,
     staked_at::text AS "stakedAt", last_claim_at::text AS "lastClaimAt", status`,
   fields: stakingFields,

@@ -2,6 +2,7 @@ import * as z from 'zod';
 import { isMissingRelation, query } from '../db';
 import { limits } from '../limits';
 import { bigIntString } from './wire';
+import { indexerTable } from './names';
 
 export const summarySchema = z.object({
   salesCount: z.number().int(),
@@ -16,18 +17,18 @@ export type SummaryDto = z.infer<typeof summarySchema>;
 type SummaryRow = { salesCount: string; totalVolume: string; nftCount: string; editionCount: string; totalTokenTransferred: string };
 
 // One round trip; the sums stay numeric in the database so they cannot overflow.
-const summarySql = `SELECT s."salesCount", s."totalVolume", n."nftCount", e."editionCount", t."totalTokenTransferred"
-  FROM (SELECT count(*) AS "salesCount", coalesce(sum(price), 0)::text AS "totalVolume" FROM indexer.sales) s,
-       (SELECT count(*) AS "nftCount" FROM indexer.nfts WHERE NOT burned) n,
-       (SELECT count(*) AS "editionCount" FROM indexer.editions) e,
-       (SELECT coalesce(sum(value), 0)::text AS "totalTokenTransferred" FROM indexer.token_transfers) t`;
+const summarySql = () => `SELECT s."salesCount", s."totalVolume", n."nftCount", e."editionCount", t."totalTokenTransferred"
+  FROM (SELECT count(*) AS "salesCount", coalesce(sum(price), 0)::text AS "totalVolume" FROM ${indexerTable('sales')}) s,
+       (SELECT count(*) AS "nftCount" FROM ${indexerTable('nfts')} WHERE NOT burned) n,
+       (SELECT count(*) AS "editionCount" FROM ${indexerTable('editions')}) e,
+       (SELECT coalesce(sum(value), 0)::text AS "totalTokenTransferred" FROM ${indexerTable('token_transfers')}) t`;
 
 const emptySummary: SummaryDto = { salesCount: 0, totalVolume: '0', nftCount: 0, editionCount: 0, totalTokenTransferred: '0' };
 
 /** The five totals, straight from the database; zeros before the indexer has created its tables. */
 async function readSummary(): Promise<SummaryDto> {
   try {
-    const [row] = await query<SummaryRow>(summarySql);
+    const [row] = await query<SummaryRow>(summarySql());
     if (!row) return emptySummary;
     return {
       salesCount: Number(row.salesCount),

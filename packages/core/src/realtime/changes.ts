@@ -1,14 +1,13 @@
 import { isMissingRelation, type Queryable } from '../db';
 import { indexerAddress } from '../indexer/wire';
 import type { ForgeFulfilled, MarketChanged } from './events';
+import { indexerTable } from '../indexer/names';
 
 /**
  * What the listener reads from the indexer schema to detect events
  * (DESIGN.md "The listener"). A missing table (42P01) is never an error: the
  * indexer may not have created it yet.
  */
-/** The channel the indexer notifies on after each write (SPEC.md "Detection mechanism"). */
-export const notificationChannel = 'indexer_live_query';
 
 export type ListingsSnapshot = MarketChanged | 'absent';
 
@@ -32,15 +31,16 @@ export interface Fulfilment extends ForgeFulfilled {
  * scan that takes the highest block of each status in turn.
  */
 export async function readListingsSnapshot(db: Queryable): Promise<ListingsSnapshot> {
+  const listings = indexerTable('listings');
   try {
     const { rows } = await db.query<{ count: number; maxBlock: string }>(
       `WITH RECURSIVE statuses AS (
-         SELECT min(status) AS status FROM indexer.listings
+         SELECT min(status) AS status FROM ${listings}
          UNION ALL
-         SELECT (SELECT min(status) FROM indexer.listings WHERE status > statuses.status) FROM statuses WHERE statuses.status IS NOT NULL
+         SELECT (SELECT min(status) FROM ${listings} WHERE status > statuses.status) FROM statuses WHERE statuses.status IS NOT NULL
        )
-       SELECT (SELECT count(*)::int FROM indexer.listings WHERE status = 'Active') AS count,
-              coalesce(max((SELECT max(updated_at_block) FROM indexer.listings WHERE status = statuses.status)), 0)::text AS "maxBlock"
+       SELECT (SELECT count(*)::int FROM ${listings} WHERE status = 'Active') AS count,
+              coalesce(max((SELECT max(updated_at_block) FROM ${listings} WHERE status = statuses.status)), 0)::text AS "maxBlock"
        FROM statuses WHERE statuses.status IS NOT NULL`,
     );
     return { count: rows[0]?.count ?? 0, maxBlock: rows[0]?.maxBlock ?? '0' };
@@ -102,16 +102,17 @@ const beforeAnyBlock: ForgeCursor = { block: '0', seen: [] };
  * fulfilments from before the listener started are history, not events.
  */
 export async function readFulfilments(db: Queryable, cursor: ForgeCursor | undefined): Promise<{ cursor: ForgeCursor; fresh: Fulfilment[] }> {
+  const forgeRequests = indexerTable('forge_requests');
   try {
     if (!cursor) {
       const { rows } = await db.query<FulfilmentRow>(
-        `SELECT ${fulfilmentColumns} FROM indexer.forge_requests
-         WHERE status = 'Fulfilled' AND fulfilled_at_block = (SELECT max(fulfilled_at_block) FROM indexer.forge_requests WHERE status = 'Fulfilled')`,
+        `SELECT ${fulfilmentColumns} FROM ${forgeRequests}
+         WHERE status = 'Fulfilled' AND fulfilled_at_block = (SELECT max(fulfilled_at_block) FROM ${forgeRequests} WHERE status = 'Fulfilled')`,
       );
       return { cursor: rows[0] ? { block: rows[0].block, seen: rows.map((row) => row.requestId) } : beforeAnyBlock, fresh: [] };
     }
     const { rows } = await db.query<FulfilmentRow>(
-      `SELECT ${fulfilmentColumns} FROM indexer.forge_requests
+      `SELECT ${fulfilmentColumns} FROM ${forgeRequests}
        WHERE status = 'Fulfilled' AND fulfilled_at_block >= $1::numeric ORDER BY fulfilled_at_block, request_id`,
       [cursor.block],
     );

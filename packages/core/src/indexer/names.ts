@@ -1,0 +1,21 @@
+import { configSchema } from '../config';
+
+let resolved: { raw: string | undefined; schema: string } | undefined;
+
+/**
+ * The schema the indexer writes (INDEXER_SCHEMA, default `indexer`). Read
+ * from the environment on use rather than through config(), which needs the
+ * whole configuration: SQL is built by code that runs before it is complete
+ * (the local stack's own setup, the tools that write demo data).
+ */
+export function indexerSchema(): string {
+  const raw = process.env.INDEXER_SCHEMA || undefined;
+  if (!resolved || resolved.raw !== raw) resolved = { raw, schema: configSchema.shape.INDEXER_SCHEMA.parse(raw) };
+  return resolved.schema;
+}
+
+/** A table of the indexer's, schema-qualified and quoted for SQL text. */
+export const indexerTable = (table: string) => `"${indexerSchema()}".${table}`;
+
+/** The channel the indexer NOTIFYs on after each block it indexes live, as Ponder names it. */
+export const notificationChannel = () => `${indexerSchema()}_live_query`;
