@@ -78,7 +78,7 @@ export const observabilityBench: BenchSection = async ({ stack }) => {
     console.log(`\nObservability cost per function (median of ${runs} fresh Node.js ${process.versions.node} processes; warm CPU over ${warmCalls} calls; Lambda's environment, X-Ray daemon stand-in)`);
     console.log(`${'function'.padEnd(28)} ${'mode'.padEnd(28)} ${'KB'.padStart(6)} ${'gzip KB'.padStart(8)} ${'import ms'.padStart(10)} ${'1st call'.padStart(9)} ${'warm CPU µs'.padStart(12)} ${'status'.padStart(7)}`);
     for (const { label, handler, route } of targets) {
-      const event = route ? httpEvent(route, route.auth === 'jwt' ? { token } : {}) : { shard: 0, frame: marketChangedMessage({ count: 1, maxBlock: '1' }) };
+      const event = route ? httpEvent(route, route.auth === 'jwt' ? { token } : {}) : { shard: 0, frame: marketChangedMessage({ count: 1, maxBlock: '1', version: 1 }) };
       const present = modes.flatMap((mode) => {
         const bundle = mode.bundles.find((each) => each.handler === handler);
         return bundle ? [{ ...mode, bundle, probes: [] as Probe[] }] : [];

@@ -172,7 +172,7 @@ async function sdkAlone(count: number, endpoint?: string): Promise<number> {
   const address = server.address();
   const port = typeof address === 'object' && address ? address.port : 0;
   const connections = hubConnections(managementClient(endpoint ?? `http://127.0.0.1:${port}`, limits.hub.fanOutConcurrency));
-  const data = new TextEncoder().encode(marketChangedMessage({ count: 0, maxBlock: '0' }));
+  const data = new TextEncoder().encode(marketChangedMessage({ count: 0, maxBlock: '0', version: 1 }));
   async function* ids() {
     yield Array.from({ length: count }, (_, i) => `Connection${String(i).padStart(5, '0')}=`);
   }
@@ -299,7 +299,7 @@ export const realtimeBench: BenchSection = async ({ stack, sql }) => {
       const t1 = performance.now();
       const ids = await countIds(store.all());
       const t2 = performance.now();
-      const frame = marketChangedMessage({ count: 0, maxBlock: '0' });
+      const frame = marketChangedMessage({ count: 0, maxBlock: '0', version: 1 });
       await Promise.all([...stack.hub.connections.values()].map((connection) => new Promise((resolve) => connection.socket.send(frame, resolve))));
       const t3 = performance.now();
       const sdk = await sdkAlone(connected);
@@ -385,7 +385,7 @@ export const realtimeBench: BenchSection = async ({ stack, sql }) => {
     await seedConnections(documents, table, simulated);
     const seedSeconds = (performance.now() - seeded) / 1000;
     const standIn = `http://127.0.0.1:${endpoint.first.port as number}`;
-    const frame = marketChangedMessage({ count: 1, maxBlock: '1' });
+    const frame = marketChangedMessage({ count: 1, maxBlock: '1', version: 1 });
     const readStarted = performance.now();
     const perShardIds = await countIds(simulatedStore.shard(0));
     const readMs = performance.now() - readStarted;

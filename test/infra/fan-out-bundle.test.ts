@@ -61,7 +61,7 @@ describe('the fan-out function’s bundle', () => {
   it('is one small self-contained file that posts a shard’s frame to its connections when Lambda invokes it', async () => {
     const [id] = [...stack.hub.connections.keys()];
     const market = record(hub, 'marketChanged');
-    const payload = { count: 7, maxBlock: '77' };
+    const payload = { count: 7, maxBlock: '77', version: 7 };
     const backing: Backing = { databaseUrl: stack.databaseUrl, dynamoEndpoint: stack.dynamoEndpoint, managementEndpoint: stack.url, idpProjectId: 'unused' };
     const result = await probe(target, backing, { event: { shard: shardOf(id!), frame: marketChangedMessage(payload) } });
     printColdStarts([{ key: target.key, handler: fanOutHandler, bundle: target.bundle, probe: result }]);

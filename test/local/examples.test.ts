@@ -39,7 +39,7 @@ it('node examples/events.mjs prints marketChanged and the wallet’s forgeFulfil
   const simulate = run('npm', ['run', '-s', 'simulate', '--', '--every', '100', '--count', '4', '--wallet', wallet], { HATCHERY_DATA_DIR: stack.dataDir });
   expect(await simulate.exited).toBe(0);
   await until(() => (events.output().match(/forgeFulfilled/g) ?? []).length >= 2);
-  expect(events.output()).toMatch(/marketChanged \{ count: \d+, maxBlock: '\d+' \}/);
+  expect(events.output()).toMatch(/marketChanged \{ count: \d+, maxBlock: '\d+', version: \d+ \}/);
 
   events.child.kill('SIGTERM');
   expect(await events.exited).toBe(0);

@@ -9,14 +9,14 @@ import { ensureTable } from '@hatchery/core/dynamo/table';
 import { createIndexerSchema } from '@hatchery/core/indexer/schema';
 import { limits } from '@hatchery/core/limits';
 import { connectionStore, shardOf, shards } from '@hatchery/core/realtime/connections';
-import { marketChangedMessage } from '@hatchery/core/realtime/events';
+import { marketChangedMessage, type MarketChanged } from '@hatchery/core/realtime/events';
 import { deliverShard, type FanOutParts } from '@hatchery/core/realtime/fan-out';
 import { hubConnections, type HubConnections } from '@hatchery/core/realtime/management';
 import { Listener, type ListenerOptions } from '@hatchery/listener/listener';
 import { functionShards } from '@hatchery/listener/shards';
 import { startTestStack, type TestStack } from '../support/stack';
 import { failOnce } from './flaky-shard';
-import { connectHub, indexer, record, waitFor, wallet, type Hub } from './support';
+import { anyVersion, connectHub, indexer, listingsOf, record, versionsGrow, waitFor, wallet, type Hub } from './support';
 
 /**
  * The sharded fan-out against the real parts: dynalite, the local gateway's
@@ -55,7 +55,7 @@ interface Client {
   hub: Hub;
   /** The id API Gateway (the local gateway) gave the connection. */
   id: string;
-  market: Array<{ count: number; maxBlock: string }>;
+  market: MarketChanged[];
 }
 
 const clients: Client[] = [];
@@ -69,7 +69,7 @@ async function connect(): Promise<Client> {
   const hub = await connectHub(stack.url);
   const id = [...stack.hub.connections.keys()].find((key) => !before.has(key))!;
   await waitFor(async () => (await ids(store.shard(shardOf(id)))).includes(id), 'the handshaken connection in its shard');
-  const client = { hub, id, market: record<{ count: number; maxBlock: string }>(hub, 'marketChanged') };
+  const client = { hub, id, market: record<MarketChanged>(hub, 'marketChanged') };
   clients.push(client);
   return client;
 }
@@ -83,11 +83,13 @@ async function ids(pages: AsyncIterable<string[]>): Promise<string[]> {
 let event = 0;
 /** A frame no other test sends, so each client's count of it is exact. */
 const uniqueFrame = () => {
-  const payload = { count: ++event, maxBlock: String(9_000_000 + event) };
+  const payload = { count: ++event, maxBlock: String(9_000_000 + event), version: event };
   return { payload, frame: marketChangedMessage(payload) };
 };
 
-const received = (client: Client, payload: object) => client.market.filter((each) => JSON.stringify(each) === JSON.stringify(payload)).length;
+/** Events equal to the payload: a frame sent as is, or (with no version given) the listings a listener reported. */
+const received = (client: Client, payload: Omit<MarketChanged, 'version'> & { version?: number }) =>
+  client.market.filter((each) => JSON.stringify(payload.version === undefined ? listingsOf(each) : each) === JSON.stringify(payload)).length;
 
 beforeAll(async () => {
   stack = await startTestStack({
@@ -346,7 +348,8 @@ describe('a broadcast through the fan-out function', () => {
     const sold = await writes.snapshot();
     await waitFor(() => received(client, sold) === 1, 'the sale’s marketChanged');
     const seen = client.market.slice(from);
-    expect(seen.at(-1)).toEqual(sold);
+    expect(seen.at(-1)).toEqual({ ...sold, ...anyVersion });
+    expect(versionsGrow(seen)).toBe(true);
     expect(sold.count).toBe(listed.count - 1);
     expect(BigInt(sold.maxBlock)).toBeGreaterThan(BigInt(listed.maxBlock));
     for (let i = 1; i < seen.length; i++) expect(BigInt(seen[i]!.maxBlock)).toBeGreaterThanOrEqual(BigInt(seen[i - 1]!.maxBlock));

@@ -3,7 +3,7 @@ import { createIndexerSchema } from '@hatchery/core/indexer/schema';
 import { connectionStore } from '@hatchery/core/realtime/connections';
 import type { NegotiateResponse } from '@hatchery/core/realtime/protocol';
 import { startTestStack, type TestStack } from '../support/stack';
-import { connectHub, indexer, record, sleep, waitFor, wallet, type Hub } from './support';
+import { anyVersion, connectHub, indexer, record, sleep, waitFor, wallet, type Hub } from './support';
 
 let stack: TestStack;
 let writes: ReturnType<typeof indexer>;
@@ -64,8 +64,8 @@ describe('events before the indexer has created its tables', () => {
     await createIndexerSchema(writes.pool);
     await writes.listToken();
     await waitFor(() => market.length > 0, 'marketChanged after the listings table appeared');
-    expect(market).toEqual([await writes.snapshot()]);
-    expect(market[0]).toEqual({ count: 1, maxBlock: expect.stringMatching(/^[0-9]+$/) });
+    expect(market).toEqual([{ ...(await writes.snapshot()), ...anyVersion }]);
+    expect(market[0]).toEqual({ count: 1, maxBlock: expect.stringMatching(/^[0-9]+$/), version: expect.any(Number) });
   });
 });
 
@@ -108,7 +108,9 @@ describe.each([
     await writes.listToken();
     const expected = await writes.snapshot();
     await waitFor(() => received.every((events) => events.length === 1), 'marketChanged on all three clients');
-    for (const events of received) expect(events).toEqual([expected]);
+    for (const events of received) expect(events).toEqual([{ ...expected, ...anyVersion }]);
+    // One event, one version, whoever receives it.
+    expect(new Set(received.map(([event]) => (event as { version: number }).version)).size).toBe(1);
   });
 
   it('stops delivery after Unsubscribe', async () => {

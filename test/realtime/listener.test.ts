@@ -12,7 +12,8 @@ import { connectionStore } from '@hatchery/core/realtime/connections';
 import { Listener, type ListenerOptions } from '@hatchery/listener/listener';
 import { buildOptions } from '../../packages/listener/build.mjs';
 import { startTestStack, type TestStack } from '../support/stack';
-import { connectHub, indexer, record, sleep, waitFor, wallet, type Hub } from './support';
+import type { MarketChanged } from '@hatchery/core/realtime/events';
+import { anyVersion, connectHub, indexer, listingsOf, record, sleep, waitFor, versionsGrow, wallet, type Hub } from './support';
 
 let stack: TestStack;
 let writes: ReturnType<typeof indexer>;
@@ -42,7 +43,7 @@ const subscribed = async (address: string) => {
   const hub = await connectHub(stack.url);
   hubs.push(hub);
   await hub.invoke('Subscribe', address);
-  return { hub, forge: record<{ requestId: string }>(hub, 'forgeFulfilled'), market: record(hub, 'marketChanged') };
+  return { hub, forge: record<{ requestId: string }>(hub, 'forgeFulfilled'), market: record<MarketChanged>(hub, 'marketChanged') };
 };
 
 /** Leading, with its first read's resync broadcast out, so clients connected next do not receive it. */
@@ -121,11 +122,12 @@ describe('the listener', () => {
     // forgeFulfilled does not wait for the broadcasts: the last snapshot's marketChanged may still be on its way.
     await first.idle();
     const snapshot = JSON.stringify(await writes.snapshot());
-    await waitFor(() => JSON.stringify(client.market.at(-1)) === snapshot, 'the last snapshot’s marketChanged');
+    await waitFor(() => client.market.length > 0 && JSON.stringify(listingsOf(client.market.at(-1)!)) === snapshot, 'the last snapshot’s marketChanged');
     // Long enough for a second fan-out, had there been one, to arrive.
     await sleep(1_000);
     expect(client.forge).toEqual(expected);
-    expect(new Set(client.market.map((event) => JSON.stringify(event))).size).toBe(client.market.length);
+    expect(new Set(client.market.map((event) => JSON.stringify(listingsOf(event)))).size).toBe(client.market.length);
+    expect(versionsGrow(client.market)).toBe(true);
     expect(second.stats().reads).toBe(0);
 
     await first.stop();
@@ -172,7 +174,7 @@ describe('the listener', () => {
     await createIndexerSchema(writes.pool);
     await writes.listToken();
     await waitFor(() => client.market.length === 1, 'marketChanged once the table exists');
-    expect(client.market).toEqual([{ count: 1, maxBlock: (await writes.snapshot()).maxBlock }]);
+    expect(client.market).toEqual([{ count: 1, maxBlock: (await writes.snapshot()).maxBlock, ...anyVersion }]);
   });
 
   it('removes a connection that the management API reports gone', async () => {

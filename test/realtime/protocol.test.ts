@@ -105,13 +105,13 @@ describe('the handshake', () => {
     const client = await raw({ handshake: false });
     const shard = shardOf(client.id);
     const parts: FanOutParts = { store, connections: hubConnections(management), concurrency: 4, log: pino({ level: 'silent' }) };
-    const early = marketChangedMessage({ count: 1, maxBlock: '101' });
+    const early = marketChangedMessage({ count: 1, maxBlock: '101', version: 1 });
     await deliverShard({ shard, frame: early }, parts);
     client.send(`{"protocol":"json","version":1}${RS}`);
     expect(await client.next()).toBe(`{}${RS}`);
 
     await waitFor(async () => (await store.peek(shard, 10_000)).ids.includes(client.id), 'the handshaken connection in its shard');
-    const late = marketChangedMessage({ count: 2, maxBlock: '102' });
+    const late = marketChangedMessage({ count: 2, maxBlock: '102', version: 1 });
     await deliverShard({ shard, frame: late }, parts);
     expect(await client.next()).toBe(late);
     expect(client.inbox).not.toContain(early);

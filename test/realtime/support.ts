@@ -1,5 +1,6 @@
 import * as signalR from '@microsoft/signalr';
 import pg from 'pg';
+import { expect } from 'vitest';
 import { indexerActivity } from '@hatchery/local/simulate';
 import type { TestStack } from '../support/stack';
 
@@ -64,7 +65,7 @@ export function indexer(stack: TestStack) {
     async listToken() {
       await activity.list({ tokenId: String(++token), seller: wallet(999), price: '1000000000000000000', block: String(++block) });
     },
-    /** The marketChanged payload the current listings must produce: active listings, and the highest block over all of them. */
+    /** The listings a marketChanged must report now: active listings, and the highest block over all of them (its version aside). */
     async snapshot() {
       const { rows } = await pool.query<{ count: number; maxBlock: string }>(
         `SELECT (count(*) FILTER (WHERE status = 'Active'))::int AS count, coalesce(max(updated_at_block), 0)::text AS "maxBlock" FROM indexer.listings`,
@@ -74,3 +75,12 @@ export function indexer(stack: TestStack) {
     end: () => pool.end(),
   };
 }
+
+/** A marketChanged's version: any whole number above 0, checked to grow by the tests that see several. */
+export const anyVersion = { version: expect.any(Number) as unknown as number };
+
+/** What a marketChanged says of the listings, its version aside. */
+export const listingsOf = ({ version: _version, ...listings }: { count: number; maxBlock: string; version: number }) => listings;
+
+/** Versions only grow, whatever the blocks do. */
+export const versionsGrow = (events: readonly { version: number }[]) => events.every((event, index) => index === 0 || event.version > events[index - 1]!.version);

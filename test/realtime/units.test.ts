@@ -68,7 +68,7 @@ describe('hub protocol records', () => {
   });
 
   it('frames events as invocations without an id, leaving out absent fields', () => {
-    expect(marketChangedMessage({ count: 3, maxBlock: '99' })).toBe('{"type":1,"target":"marketChanged","arguments":[{"count":3,"maxBlock":"99"}]}\u001e');
+    expect(marketChangedMessage({ count: 3, maxBlock: '99', version: 1 })).toBe('{"type":1,"target":"marketChanged","arguments":[{"count":3,"maxBlock":"99","version":1}]}\u001e');
     expect(forgeFulfilledMessage({ requestId: '1' })).toBe('{"type":1,"target":"forgeFulfilled","arguments":[{"requestId":"1"}]}\u001e');
   });
 });

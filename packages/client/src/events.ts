@@ -49,7 +49,7 @@ export interface Events {
   /** Joins the address's group (and again after each reconnect, since a new connection has none). */
   subscribe(address: string): Promise<void>;
   unsubscribe(address: string): Promise<void>;
-  /** Called once changes have stopped for `debounceMs` (300 ms unless set), with the latest payload; returns the way to stop. */
+  /** Called once changes have stopped for `debounceMs` (300 ms unless set), with the newest payload by version; returns the way to stop. */
   onMarketChanged(listener: (event: MarketChanged) => void, options?: { debounceMs?: number }): () => void;
   onForgeFulfilled(listener: (event: ForgeFulfilled) => void): () => void;
   /** After a reconnect, once the subscriptions are restored (or failed to be: the error). */
@@ -100,7 +100,13 @@ export function eventsOver(connection: HubLike, client: Client): Events {
     },
     onMarketChanged(listener, options) {
       const debounced = debounce(listener, options?.debounceMs ?? 300);
-      const stop = listen('marketChanged', debounced);
+      // Ordered by version, never by maxBlock, which a chain reorg lowers; an older event that arrives late is dropped.
+      let newest = 0;
+      const stop = listen<MarketChanged>('marketChanged', (event) => {
+        if (event.version <= newest) return;
+        newest = event.version;
+        debounced(event);
+      });
       return () => (stop(), debounced.cancel());
     },
     onForgeFulfilled: (listener) => listen('forgeFulfilled', listener),

@@ -348,6 +348,7 @@ export type ProblemBody = {
 export type MarketChanged = {
   count: number;
   maxBlock: string;
+  version: number;
 };
 export type ForgeFulfilled = {
   requestId: string;

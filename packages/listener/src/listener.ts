@@ -5,7 +5,7 @@ import { isDatabaseUnavailable } from '@hatchery/core/errors';
 import { limits } from '@hatchery/core/limits';
 import { logger, type Logger } from '@hatchery/core/logger';
 import { notificationChannel } from '@hatchery/core/indexer/names';
-import { marketChange, readFulfilments, readListingsSnapshot, type Fulfilment } from '@hatchery/core/realtime/changes';
+import { marketChange, nextMarketVersion, readFulfilments, readListingsSnapshot, tablesToRead, type Fulfilment } from '@hatchery/core/realtime/changes';
 import { connectionStore, shards, type ConnectionStore } from '@hatchery/core/realtime/connections';
 import { forgeFulfilledMessage, marketChangedMessage, type MarketChanged } from '@hatchery/core/realtime/events';
 import { inOnePage, post, type Delivery, type FanOutParts } from '@hatchery/core/realtime/fan-out';
@@ -45,7 +45,10 @@ export interface ListenerStats {
   /** Database sessions opened (1 + reconnections). */
   sessions: number;
   notifications: number;
+  /** Reads of the forge requests. */
   reads: number;
+  /** Reads of the listings snapshot. */
+  marketReads: number;
   /** Reads that failed for a reason other than a missing table. */
   failedReads: number;
   marketChanged: number;
@@ -77,6 +80,7 @@ export class Listener {
     sessions: 0,
     notifications: 0,
     reads: 0,
+    marketReads: 0,
     failedReads: 0,
     marketChanged: 0,
     forgeFulfilled: 0,
@@ -153,9 +157,14 @@ export class Listener {
     await Promise.all([this.broadcasts.idle(), this.saves.idle()]);
   }
 
-  /** Forces a read now, as a notification would (the fallback poll does the same). */
+  /** Forces both reads now, as a notification that names no tables would (the fallback poll does the same). */
   poke(): void {
-    if (this.counters.leader) this.reads.trigger();
+    if (this.counters.leader) this.readAll();
+  }
+
+  private readAll(): void {
+    this.reads.trigger();
+    this.marketReads.trigger();
   }
 
   private get stopped() {
@@ -221,17 +230,20 @@ export class Listener {
       this.marketSession = market;
       const saved = await this.options.state.load().catch((error: unknown) => log.warn({ err: error }, 'listener state could not be loaded'));
       this.state = resumeFrom(saved ?? undefined, this.state, Date.now(), limits.hub.listenerStateMaxAgeMs);
-      client.on('notification', () => {
+      client.on('notification', ({ payload }) => {
         this.counters.notifications++;
+        const tables = tablesToRead(payload);
+        if (!tables.forgeRequests && !tables.listings) return;
         this.metrics.notified();
-        this.reads.trigger();
+        if (tables.forgeRequests) this.reads.trigger();
+        if (tables.listings) this.marketReads.trigger();
       });
       await client.query(`LISTEN "${notificationChannel()}"`);
       this.counters.leader = true;
       this.resync = true;
       log.info('listener is leading');
-      poll = setInterval(() => this.reads.trigger(), pollMs);
-      this.reads.trigger();
+      poll = setInterval(() => this.readAll(), pollMs);
+      this.readAll();
       await ended;
     } finally {
       clearInterval(poll);
@@ -249,10 +261,7 @@ export class Listener {
     return rows[0]?.locked === true;
   }
 
-  /**
-   * One read: new fulfilments (the latency-sensitive event), posted at once;
-   * then the listings snapshot is asked of the market lane. Never throws.
-   */
+  /** New fulfilments (the latency-sensitive event), posted at once. Never throws. */
   private async read(): Promise<void> {
     const client = this.session;
     if (!client || !this.counters.leader || this.stopped) return;
@@ -268,7 +277,6 @@ export class Listener {
       this.state = { snapshot: this.state?.snapshot, cursor: forge.cursor, readAt: Date.now() };
       this.save(previous);
       measured.finished(true);
-      this.marketReads.trigger();
     } catch (error) {
       this.failedRead(error, client, measured);
     }
@@ -278,13 +286,14 @@ export class Listener {
   private async readMarket(): Promise<void> {
     const client = this.marketSession;
     if (!client || !this.counters.leader || this.stopped) return;
-    const measured = this.metrics.readStarted({ answersNotifications: false });
+    this.counters.marketReads++;
+    const measured = this.metrics.readStarted();
     try {
       const previous = this.state;
       const snapshot = await readListingsSnapshot(client);
       const changed = marketChange(this.resync ? undefined : previous?.snapshot, snapshot);
+      if (changed) this.broadcasts.push({ ...changed, version: await nextMarketVersion(client) });
       this.resync = false;
-      if (changed) this.broadcasts.push(changed);
       this.state = { snapshot, cursor: this.state?.cursor, readAt: Date.now() };
       this.save(previous);
       measured.finished(true);

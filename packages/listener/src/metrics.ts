@@ -43,18 +43,16 @@ export function listenerMetrics(target: Metrics = createMetrics(), now: () => nu
       pendingSince ??= now();
     },
     /**
-     * A read of the forge requests takes over the notifications received so
-     * far: it answers them. The listings read that follows it answers none,
-     * so a notification arriving in between stays for the next forge read.
+     * A read takes over the notifications received so far: it answers them.
+     * A notification asks only for the reads its tables call for, so the
+     * first read to start after it, of either kind, is the one it waited on.
      */
-    readStarted({ answersNotifications = true }: { answersNotifications?: boolean } = {}): MeasuredRead {
+    readStarted(): MeasuredRead {
       const started = now();
-      const notifications = answersNotifications ? pending : 0;
-      const since = answersNotifications ? pendingSince : undefined;
-      if (answersNotifications) {
-        pending = 0;
-        pendingSince = undefined;
-      }
+      const notifications = pending;
+      const since = pendingSince;
+      pending = 0;
+      pendingSince = undefined;
       return {
         finished(ok) {
           const ended = now();

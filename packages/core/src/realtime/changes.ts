@@ -9,7 +9,49 @@ import { indexerTable } from '../indexer/names';
  * indexer may not have created it yet.
  */
 
-export type ListingsSnapshot = MarketChanged | 'absent';
+/** What marketChanged reports of the listings; the event adds its version. */
+export type Listings = Omit<MarketChanged, 'version'>;
+
+export type ListingsSnapshot = Listings | 'absent';
+
+/** The reads a notification calls for. */
+export interface TablesToRead {
+  listings: boolean;
+  forgeRequests: boolean;
+}
+
+const everything: TablesToRead = { listings: true, forgeRequests: true };
+
+/**
+ * Ponder NOTIFYs once per block it indexes live with the JSON list of the
+ * tables that block changed (often `[]`; a long list comes in several
+ * NOTIFYs; with `ordering: "isolated"` a table is named per chain,
+ * `listings_8453`). Each read depends on one table, so a list says which to
+ * do. Any other payload (a plain NOTIFY, simulate, another writer) reads both.
+ */
+export function tablesToRead(payload: string | undefined): TablesToRead {
+  let names: unknown;
+  try {
+    names = JSON.parse(payload ?? '');
+  } catch {
+    return everything;
+  }
+  if (!Array.isArray(names) || !names.every((name): name is string => typeof name === 'string')) return everything;
+  const listed = names;
+  const partition = /^_\d+$/;
+  const changed = (table: string) => listed.some((name) => name === table || (name.startsWith(table) && partition.test(name.slice(table.length))));
+  return { listings: changed('listings'), forgeRequests: changed('forge_requests') };
+}
+
+/**
+ * The next marketChanged's version, from a sequence of the service's own
+ * (migrations): it grows across restarts and takeovers, where block numbers
+ * may not (a reorg lowers maxBlock).
+ */
+export async function nextMarketVersion(db: Queryable): Promise<number> {
+  const { rows } = await db.query<{ version: string }>(`SELECT nextval('hatchery.market_version') AS version`);
+  return Number(rows[0]?.version);
+}
 
 /** Forge requests fulfilled at `block`, already reported: the fulfilment cursor. */
 export interface ForgeCursor {
@@ -25,8 +67,8 @@ export interface Fulfilment extends ForgeFulfilled {
 /**
  * `count` is the active listings, `maxBlock` the highest `updated_at_block`
  * over all listings, whatever their status: a sale or a cancellation moves it
- * on, so it never goes backwards and a client can drop an older event that
- * arrives late. Both are served by the (status, updated_at_block) index the
+ * on. A reorg can lower it (Ponder reverts the rows), so events are ordered
+ * by their version, not by it. Both are served by the (status, updated_at_block) index the
  * indexer creates: the count by its `Active` range, the maximum by a skip
  * scan that takes the highest block of each status in turn.
  */
@@ -50,7 +92,7 @@ export async function readListingsSnapshot(db: Queryable): Promise<ListingsSnaps
   }
 }
 
-const emptyListings: MarketChanged = { count: 0, maxBlock: '0' };
+const emptyListings: Listings = { count: 0, maxBlock: '0' };
 
 /**
  * The marketChanged a new snapshot calls for, if any. Without a previous one
@@ -59,7 +101,7 @@ const emptyListings: MarketChanged = { count: 0, maxBlock: '0' };
  * sends nothing and counts as no listings, which is what the listings
  * endpoint answers for it, so a table appearing empty is no change either.
  */
-export function marketChange(previous: ListingsSnapshot | undefined, next: ListingsSnapshot): MarketChanged | undefined {
+export function marketChange(previous: ListingsSnapshot | undefined, next: ListingsSnapshot): Listings | undefined {
   if (next === 'absent') return undefined;
   if (previous === undefined) return next;
   const before = previous === 'absent' ? emptyListings : previous;

@@ -5,7 +5,14 @@ import { messages, parseRecord, splitRecords } from './protocol';
 /** The two server-to-client events of SPEC.md "Events". */
 export const marketChangedSchema = z.object({
   count: z.number().int().describe('Active listings.'),
-  maxBlock: bigIntString.describe('Highest updated_at_block over all listings, whatever their status ("0" when there are none): it never goes backwards.'),
+  maxBlock: bigIntString.describe(
+    'Highest updated_at_block over all listings, whatever their status ("0" when there are none). A chain reorganisation can lower it: order events by version.',
+  ),
+  version: z
+    .number()
+    .int()
+    .positive()
+    .describe('Grows with every marketChanged the service sends, across listener restarts and takeovers: the event with the highest version is the newest.'),
 });
 
 export const forgeFulfilledSchema = z.object({

@@ -1,0 +1,40 @@
+import { createConfig } from 'ponder';
+import { hatcheryAbi, hatchTokenAbi } from './abis';
+
+// Everything that changes from run to run comes from the environment that test/ponder/chain.ts startPonder() sets,
+// so the app is never edited per run. DATABASE_URL is read by Ponder itself; the schema comes from `--schema`.
+function env(name: string): string {
+  const value = process.env[name];
+  if (!value) throw new Error(`test/ponder/app: ${name} is not set (test/ponder/chain.ts startPonder() sets it)`);
+  return value;
+}
+
+const address = (name: string) => env(name) as `0x${string}`;
+
+export default createConfig({
+  database: { kind: 'postgres', connectionString: env('DATABASE_URL'), poolConfig: { max: 8 } },
+  chains: {
+    hardhat: {
+      id: 31337,
+      rpc: env('PONDER_RPC_URL_31337'),
+      // Ponder's minimum; its default is 1 s.
+      pollingInterval: Number(process.env.PONDER_POLLING_INTERVAL_MS ?? 100),
+      // Every run is a new chain with the same id: nothing cached from an earlier one may be reused.
+      disableCache: true,
+    },
+  },
+  contracts: {
+    Hatchery: {
+      chain: 'hardhat',
+      abi: hatcheryAbi,
+      address: address('HATCHERY_ADDRESS'),
+      startBlock: Number(env('HATCHERY_START_BLOCK')),
+    },
+    HatchToken: {
+      chain: 'hardhat',
+      abi: hatchTokenAbi,
+      address: address('HATCH_TOKEN_ADDRESS'),
+      startBlock: Number(env('HATCHERY_START_BLOCK')),
+    },
+  },
+});
