@@ -34,7 +34,7 @@ export default $config({
     const secrets = createSecrets();
     const database = createDatabase(vpc, settings);
     const table = createTable();
-    const context = functionContext(vpc, database.url, table, secrets);
+    const context = functionContext(vpc, database.url, table, secrets, settings);
     const { migrator } = createMigrations(context, database);
     const { api, functions: apiFunctions } = createHttpApi(context, settings);
     const { hub, functions: hubFunctions } = createHub(context, settings);

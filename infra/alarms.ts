@@ -106,6 +106,18 @@ export function createAlarms(observed: Observed, settings: DeploySettings): { to
       datapointsToAlarm: 3,
       treatMissingData: 'notBreaching',
     }),
+    new aws.cloudwatch.MetricAlarm('IndexerLag', {
+      ...notify,
+      ...own('IndexerLag'),
+      alarmDescription: 'The indexer is behind its chain: the data every list serves is older than the threshold (README: Running beside Ponder).',
+      statistic: 'Maximum',
+      threshold: thresholds.indexerLagSeconds,
+      comparisonOperator: 'GreaterThanThreshold',
+      evaluationPeriods: 5,
+      datapointsToAlarm: 3,
+      // Unknown without Ponder's checkpoint (another indexer, demo data): nothing to alarm on. A stopped listener has its own alarm.
+      treatMissingData: 'notBreaching',
+    }),
     ...observed.functions.flatMap(({ name, functionName }) =>
       (['Errors', 'Throttles'] as const).map(
         (metricName) =>
@@ -164,6 +176,7 @@ function createDashboard(observed: Observed): aws.cloudwatch.Dashboard {
       widget('Hub', own('HubConnects', 'HubConnectsRefused', 'HubDisconnects', 'HubSubscriptions')),
       widget('Listener', own('ListenerHeartbeat', 'ListenerReads', 'ListenerNotifications')),
       widget('Listener lag and read time (ms)', own('ListenerLag', 'ListenerReadTime'), 'Maximum'),
+      widget('Indexer lag behind its chain (s)', own('IndexerLag'), 'Maximum'),
       widget('Events, posts sent, gone and failed by kind (listener and fan-out function)', byKind('ListenerEvents', 'ListenerPostsSent', 'ListenerGoneConnections', 'ListenerFailedPosts')),
       widget('Fan-out time per event (ms)', byKind('ListenerFanOutTime'), 'Maximum'),
       widget('Fan-out function: shard time p99 (ms)', byKind('FanOutShardTime'), 'p99'),

@@ -1,16 +1,25 @@
 import type { DatabaseUrl } from './database';
 import type { Secrets } from './secrets';
+import type { DeploySettings } from './settings';
 import { lambdaRuntime } from './runtime';
 
-/** What every function of the service gets: the network and the linked resources the configuration reads. */
+/** What every function of the service gets: the network, the linked resources the configuration reads, and the deploy's settings it reads. */
 export interface FunctionContext {
   vpc: sst.aws.Vpc;
   link: NonNullable<sst.aws.FunctionArgs['link']>;
+  environment: Record<string, string>;
 }
 
-export function functionContext(vpc: sst.aws.Vpc, databaseUrl: DatabaseUrl, table: sst.aws.Dynamo, secrets: Secrets): FunctionContext {
-  return { vpc, link: [databaseUrl, table, secrets.idpProjectId, secrets.corsOrigins, secrets.corsAllowedHostSuffixes, secrets.originVerify] };
+export function functionContext(vpc: sst.aws.Vpc, databaseUrl: DatabaseUrl, table: sst.aws.Dynamo, secrets: Secrets, settings: DeploySettings): FunctionContext {
+  return {
+    vpc,
+    link: [databaseUrl, table, secrets.idpProjectId, secrets.corsOrigins, secrets.corsAllowedHostSuffixes, secrets.originVerify],
+    environment: serviceEnvironment(settings),
+  };
 }
+
+/** The service's configuration that a deploy sets by plain variable, for the functions and the listener alike. */
+export const serviceEnvironment = (settings: DeploySettings) => ({ INDEXER_SCHEMA: settings.indexerSchema });
 
 /** Sizes by kind of work: HTTP handlers answer users; hub handlers answer a ping every 15 s per client; the migrator runs once per deploy. */
 export const sizing = {
@@ -76,7 +85,7 @@ export function lambda(
     link: context.link,
     ...size,
     ...extra,
-    environment: { METRICS_NAMESPACE: metricsNamespace(), ...extra.environment },
+    environment: { METRICS_NAMESPACE: metricsNamespace(), ...context.environment, ...extra.environment },
     permissions: [...(extra.permissions ?? []), xrayWrite],
     transform: { ...extra.transform, ...lambdaOnlyTrust, function: activeTracing },
   };

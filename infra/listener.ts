@@ -1,5 +1,5 @@
 import type { DatabaseUrl } from './database';
-import { metricsNamespace } from './functions';
+import { metricsNamespace, serviceEnvironment } from './functions';
 import { manageConnections } from './hub';
 import { listenerImageArgs } from './runtime';
 import type { DeploySettings } from './settings';
@@ -53,6 +53,7 @@ export function createListener(
       WEBSOCKET_MANAGEMENT_ENDPOINT: hub.managementEndpoint,
       AWS_REGION: aws.getRegionOutput().region,
       METRICS_NAMESPACE: metricsNamespace(),
+      ...serviceEnvironment(settings),
     },
   });
 }

@@ -9,6 +9,8 @@ const flag = z.enum(['true', 'false']).default('false').transform((value) => val
  * is fixed in infra/.
  */
 const settingsSchema = z.object({
+  /** The schema the indexer writes (Ponder's --schema, or --views-schema with the views pattern); its channel is <schema>_live_query. */
+  INDEXER_SCHEMA: configSchema.shape.INDEXER_SCHEMA,
   /** Per client IP, as the local gateway's limit: the same variable and the same default. */
   IP_RATE_LIMIT_PER_SECOND: configSchema.shape.IP_RATE_LIMIT_PER_SECOND,
   /** Steady rate of each API's stage, across all clients (API Gateway throttling); bursts may reach twice this. */
@@ -25,6 +27,8 @@ const settingsSchema = z.object({
   HATCHERY_ALARM_LAMBDA_THROTTLES: z.coerce.number().int().min(0).default(0),
   HATCHERY_ALARM_HEARTBEAT_MINUTES: z.coerce.number().int().min(1).default(3),
   HATCHERY_ALARM_LISTENER_LAG_MS: z.coerce.number().positive().default(10_000),
+  /** The indexer's lag behind its chain (the listener's IndexerLag, from Ponder's checkpoint) that alarms; a chain's block time sets its floor. */
+  HATCHERY_ALARM_INDEXER_LAG_SECONDS: z.coerce.number().int().min(1).default(300),
   HATCHERY_ALARM_DB_CONNECTIONS_PERCENT: z.coerce.number().min(1).max(100).default(80),
 });
 
@@ -32,6 +36,7 @@ export interface DeploySettings {
   ipRequestsPerSecond: number;
   stageRequestsPerSecond: number;
   nat: 'managed' | 'ec2';
+  indexerSchema: string;
   listenerTasks: number;
   /**
    * The stage uses the database named by the DatabaseUrl secret (the one the
@@ -47,6 +52,7 @@ export interface DeploySettings {
     lambdaThrottles: number;
     heartbeatMinutes: number;
     listenerLagMs: number;
+    indexerLagSeconds: number;
     databaseConnectionsPercent: number;
   };
 }
@@ -61,6 +67,7 @@ export function deploySettings(env: NodeJS.ProcessEnv = process.env): DeploySett
     ipRequestsPerSecond: settings.IP_RATE_LIMIT_PER_SECOND,
     stageRequestsPerSecond: settings.API_RATE_LIMIT_PER_SECOND,
     nat: settings.HATCHERY_NAT,
+    indexerSchema: settings.INDEXER_SCHEMA,
     listenerTasks: settings.HATCHERY_LISTENER_STANDBY ? 2 : 1,
     existingDatabase: env[`SST_SECRET_${linkedResources.DATABASE_URL.name}`] !== undefined,
     alarms: {
@@ -71,6 +78,7 @@ export function deploySettings(env: NodeJS.ProcessEnv = process.env): DeploySett
       lambdaThrottles: settings.HATCHERY_ALARM_LAMBDA_THROTTLES,
       heartbeatMinutes: settings.HATCHERY_ALARM_HEARTBEAT_MINUTES,
       listenerLagMs: settings.HATCHERY_ALARM_LISTENER_LAG_MS,
+      indexerLagSeconds: settings.HATCHERY_ALARM_INDEXER_LAG_SECONDS,
       databaseConnectionsPercent: settings.HATCHERY_ALARM_DB_CONNECTIONS_PERCENT,
     },
   };

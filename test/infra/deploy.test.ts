@@ -47,6 +47,8 @@ const variants = {
       HATCHERY_ALARM_EMAIL: 'oncall@example.com',
       HATCHERY_ALARM_5XX_RATE: '0.01',
       HATCHERY_ALARM_LISTENER_LAG_MS: '5000',
+      HATCHERY_ALARM_INDEXER_LAG_SECONDS: '120',
+      INDEXER_SCHEMA: 'game_views',
     },
   },
   wafOff: { stage: 'dev', env: { ...secrets, IP_RATE_LIMIT_PER_SECOND: '0' } },
@@ -378,6 +380,13 @@ describe('the listener', () => {
     expect(allows(statements, 'dynamodb:Query', String(state(only(result, 'aws:dynamodb/table:Table')).arn))).toBe(true);
   });
 
+  it('reads the indexer schema the deploy names (INDEXER_SCHEMA), as every function does', () => {
+    expect(listenerConfig(deployed('dev')).INDEXER_SCHEMA).toBe('indexer');
+    const tuned = deployed('tuned');
+    expect(listenerConfig(tuned).INDEXER_SCHEMA).toBe('game_views');
+    for (const fn of deployedFunctions(tuned)) expect(lambdaConfig(fn).INDEXER_SCHEMA, fn.id).toBe('game_views');
+  });
+
   it('hands large broadcasts to the fan-out function: asynchronous invocations it may make, retried twice, each shard posted through the management API', () => {
     const result = deployed('dev');
     const fanOut = deployedFunctions(result).find((fn) => fn.build.source === fanOutHandler)!;
@@ -580,6 +589,7 @@ describe('alarms and the dashboard', () => {
     expect(alarms.get('HttpLatencyP99')).toMatchObject({ namespace, metricName: 'Latency', extendedStatistic: 'p99', threshold: 2000 });
     expect(alarms.get('ListenerHeartbeatMissing')).toMatchObject({ namespace, metricName: 'ListenerHeartbeat', statistic: 'Sum', threshold: 1, comparisonOperator: 'LessThanThreshold', evaluationPeriods: 3, treatMissingData: 'breaching' });
     expect(alarms.get('ListenerLag')).toMatchObject({ namespace, metricName: 'ListenerLag', statistic: 'Maximum', threshold: 10_000 });
+    expect(alarms.get('IndexerLag')).toMatchObject({ namespace, metricName: 'IndexerLag', statistic: 'Maximum', threshold: 300, treatMissingData: 'notBreaching' });
     const connections = alarms.get('DatabaseConnections') as { metricQueries: { metric?: { metricName: string; dimensions: { ProxyName: string } } }[]; threshold: number };
     expect(connections.threshold).toBe(80);
     // RDS Proxy publishes both metrics with the dimension set ProxyName alone (among others): the ratio is over that set exactly.
@@ -600,15 +610,17 @@ describe('alarms and the dashboard', () => {
     expect(listenerEnvironment(result).METRICS_NAMESPACE).toBe(namespace);
     expect(ofType(result, 'aws:sns/topicSubscription:TopicSubscription')).toEqual([]);
     const dashboard = JSON.parse(String(inputs(only(result, 'aws:cloudwatch/dashboard:Dashboard')).dashboardBody)) as { widgets: { properties: { title: string } }[] };
-    expect(dashboard.widgets.map((widget) => widget.properties.title)).toEqual(expect.arrayContaining(['Requests and status classes', 'Listener', 'RDS Proxy connections']));
+    expect(dashboard.widgets.map((widget) => widget.properties.title)).toEqual(
+      expect.arrayContaining(['Requests and status classes', 'Listener', 'Indexer lag behind its chain (s)', 'RDS Proxy connections']),
+    );
   });
 
   it('watches the listener’s metrics exactly as its log metric filters publish them: namespace, name and dimensions', () => {
     for (const name of ['dev', 'tuned'] as const) {
       const result = deployed(name);
       const filters = listenerFilters(result);
-      const listenerAlarms = [...alarmsOf(result)].filter(([, alarm]) => String(alarm.metricName).startsWith('Listener'));
-      expect(listenerAlarms.map(([alarmName]) => alarmName).sort(), name).toEqual(['ListenerHeartbeatMissing', 'ListenerLag']);
+      const listenerAlarms = [...alarmsOf(result)].filter(([, alarm]) => /^(Listener|Indexer)/.test(String(alarm.metricName)));
+      expect(listenerAlarms.map(([alarmName]) => alarmName).sort(), name).toEqual(['IndexerLag', 'ListenerHeartbeatMissing', 'ListenerLag']);
       for (const [alarmName, alarm] of listenerAlarms) {
         const filter = filters.find((each) => each.metricTransformation.name === alarm.metricName && each.metricTransformation.namespace === alarm.namespace);
         expect(filter, `${name} ${alarmName}`).toBeDefined();
@@ -642,6 +654,7 @@ describe('alarms and the dashboard', () => {
     const tuned = alarmsOf(deployed('tuned'));
     expect(tuned.get('Http5xxRate')).toMatchObject({ threshold: 0.01 });
     expect(tuned.get('ListenerLag')).toMatchObject({ threshold: 5000 });
+    expect(tuned.get('IndexerLag')).toMatchObject({ threshold: 120 });
     expect(inputs(only(deployed('tuned'), 'aws:sns/topicSubscription:TopicSubscription'))).toMatchObject({ protocol: 'email', endpoint: 'oncall@example.com' });
     expect(alarmsOf(deployed('existingDatabase')).has('DatabaseConnections')).toBe(false);
   });

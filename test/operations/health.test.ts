@@ -23,7 +23,7 @@ describe('GET /health', () => {
       expect(reply.headers.get('content-type')).toBe('application/json');
       expect(reply.headers.get('cache-control')).toBe('no-store');
       expect(reply.headers.get('etag')).toBeNull();
-      expect(reply.body).toEqual({ status: 'ok', database: 'ok' });
+      expect(reply.body).toEqual({ status: 'ok', database: 'ok', indexer: 'unknown' });
     }
     const others = [];
     for (let i = 0; i < 4; i++) others.push((await call(stack, 'GET', '/editions')).status);

@@ -1,4 +1,5 @@
 import { filterText, orderText, type FieldsOf, type FieldTypes, type FilterInput, type ListRouteName, type OrderInput } from './filter.js';
+import { waitForIndexedBlock, type IndexWaitOptions } from './freshness.js';
 import { send, type HttpOptions } from './http.js';
 import type { RouteName, RouteTable } from './routes.js';
 import { wireRoutes } from './wire-routes.js';
@@ -50,6 +51,8 @@ export interface Client {
   linkWallet(signer: WalletSigner, options?: LinkOptions): Promise<LinkOutcome>;
   /** See wallet.ts requireWalletLinked. */
   requireWalletLinked(options?: { address?: string; signal?: AbortSignal }): Promise<LinkedAccount>;
+  /** See freshness.ts waitForIndexedBlock: resolves with the indexed block once it is at least `block`. */
+  waitForIndexedBlock(block: bigint | number | string, options?: IndexWaitOptions): Promise<bigint>;
 }
 
 function encodeQuery(input: Record<string, unknown>): Record<string, string> {
@@ -92,6 +95,7 @@ export function createClient(options: ClientOptions): Client {
     options,
     linkWallet: (signer, linkOptions) => linkWallet(client, signer, linkOptions),
     requireWalletLinked: (gateOptions) => requireWalletLinked(client, gateOptions),
+    waitForIndexedBlock: (block, waitOptions) => waitForIndexedBlock(client, block, waitOptions),
   };
   return client;
 }

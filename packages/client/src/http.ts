@@ -1,4 +1,6 @@
+import { rememberIndexedBlock } from './freshness.js';
 import type { ProblemBody } from './route-types.js';
+import { sleep } from './timing.js';
 
 export type { ProblemBody };
 
@@ -69,12 +71,6 @@ export function retryAfterMs(header: string | null, now = Date.now()): number | 
  */
 const retriable = (status: number, method: string) => status === 429 || (status === 503 && (method === 'GET' || method === 'DELETE'));
 
-const sleep = (ms: number, signal?: AbortSignal) =>
-  new Promise<void>((resolve, reject) => {
-    const timer = setTimeout(resolve, ms);
-    signal?.addEventListener('abort', () => (clearTimeout(timer), reject(signal.reason)), { once: true });
-  });
-
 async function problemOf(response: Response, path: string): Promise<HatcheryProblem> {
   const text = await response.text();
   let body: Partial<ProblemBody> = {};
@@ -111,7 +107,12 @@ export async function send(options: HttpOptions, call: Call): Promise<unknown> {
   };
   for (let attempt = 0; ; attempt++) {
     const response = await fetcher(url, init);
-    if (response.ok) return response.status === 204 ? undefined : response.json();
+    if (response.ok) {
+      if (response.status === 204) return undefined;
+      const body: unknown = await response.json();
+      rememberIndexedBlock(body, response.headers.get('x-indexed-block'));
+      return body;
+    }
     const problem = await problemOf(response, call.path);
     // Without Retry-After (a 503 from a proxy, say) the wait grows: 1 s, 2 s, 4 s.
     const delay = problem.retryAfterMs ?? 1000 * 2 ** attempt;

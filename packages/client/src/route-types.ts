@@ -334,6 +334,15 @@ export interface RouteTypes {
     response: {
       status: 'ok';
       database: 'ok';
+      indexer: 'unknown' | {
+        chains: {
+          chainId: number;
+          block: string;
+          blockTimestamp: string;
+          lagSeconds: number;
+          ready: boolean;
+        }[];
+      };
     };
   };
 }

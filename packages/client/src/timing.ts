@@ -13,3 +13,10 @@ export function debounce<A extends unknown[]>(fn: (...args: A) => void, ms: numb
   debounced.cancel = () => clearTimeout(timer);
   return debounced;
 }
+
+/** Resolves after `ms`, or rejects with the signal's reason once it aborts. */
+export const sleep = (ms: number, signal?: AbortSignal) =>
+  new Promise<void>((resolve, reject) => {
+    const timer = setTimeout(resolve, ms);
+    signal?.addEventListener('abort', () => (clearTimeout(timer), reject(signal.reason)), { once: true });
+  });

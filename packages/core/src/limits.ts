@@ -8,6 +8,8 @@ export const limits = {
   nonceBytes: 16,
   nickname: { min: 3, max: 20 },
   summaryCacheMs: 30_000,
+  /** How long an instance reuses what it read of the indexer's position (the lists' X-Indexed-Block, /health). */
+  freshnessCacheMs: 1_000,
   /** A list's totalCount is shared per instance for this long, keyed by list and compiled filter; the entries are bounded. */
   countCache: { ttlMs: 5_000, maxEntries: 10_000 },
   /** Successful public GETs: what a shared cache (CloudFront) may serve without asking, then serve stale while it revalidates. */

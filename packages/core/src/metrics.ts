@@ -34,11 +34,15 @@ export const metricCatalog = {
   HubMessages: { unit: MetricUnit.Count, help: 'Hub messages received.' },
   HubSubscriptions: { unit: MetricUnit.Count, help: 'Successful Subscribe invocations.' },
   // Listener, one document per read and one per event (dimension kind).
-  ListenerNotifications: { unit: MetricUnit.Count, help: 'NOTIFY indexer_live_query received.' },
-  ListenerReads: { unit: MetricUnit.Count, help: 'Reads (notification or poll): one of the forge requests, then one of the listings, each counted.' },
+  ListenerNotifications: { unit: MetricUnit.Count, help: "NOTIFYs on the indexer's channel (<schema>_live_query) that called for a read, answered by the read." },
+  ListenerReads: { unit: MetricUnit.Count, help: 'Reads, of the forge requests or of the listings, each counted: what a notification names, or both on the poll.' },
   ListenerReadTime: { unit: MetricUnit.Milliseconds, help: 'One read, its fan-outs included.' },
   ListenerHeartbeat: { unit: MetricUnit.Count, help: '1 per read completed by the leading listener: missing means no one is detecting events.' },
-  ListenerLag: { unit: MetricUnit.Milliseconds, help: 'From the first notification a read of the forge requests answers to the end of that read (its fulfilments posted).' },
+  ListenerLag: { unit: MetricUnit.Milliseconds, help: 'From the first notification a read answers to the end of that read (its fulfilments posted, or its marketChanged handed to the broadcast).' },
+  IndexerLag: {
+    unit: MetricUnit.Seconds,
+    help: "From the time of the last block the indexer indexed to now, the largest over its chains (Ponder's checkpoint), read by the leading listener every poll; absent when unknown.",
+  },
   ListenerEvents: { unit: MetricUnit.Count, help: 'Events detected, by the dimension kind.' },
   ListenerFanOutTime: { unit: MetricUnit.Milliseconds, help: 'Posting one event to its audience, by the dimension kind.' },
   ListenerPostsSent: { unit: MetricUnit.Count, help: 'PostToConnection calls that delivered, by the dimension kind.' },
@@ -60,6 +64,7 @@ export type MetricName = keyof typeof metricCatalog;
  */
 export const listenerDocuments = {
   read: { dimensions: [], metrics: ['ListenerReads', 'ListenerReadTime', 'ListenerNotifications', 'ListenerHeartbeat', 'ListenerLag'] },
+  indexer: { dimensions: [], metrics: ['IndexerLag'] },
   event: { dimensions: ['kind'], metrics: ['ListenerEvents', 'ListenerFanOutTime', 'ListenerPostsSent', 'ListenerGoneConnections', 'ListenerFailedPosts'] },
 } as const satisfies Record<string, { dimensions: readonly ('kind' | 'reason')[]; metrics: readonly MetricName[] }>;
 

@@ -4,6 +4,7 @@ import { config } from '@hatchery/core/config';
 import { isDatabaseUnavailable } from '@hatchery/core/errors';
 import { limits } from '@hatchery/core/limits';
 import { logger, type Logger } from '@hatchery/core/logger';
+import { readFreshness } from '@hatchery/core/indexer/freshness';
 import { notificationChannel } from '@hatchery/core/indexer/names';
 import { marketChange, nextMarketVersion, readFulfilments, readListingsSnapshot, tablesToRead, type Fulfilment } from '@hatchery/core/realtime/changes';
 import { connectionStore, shards, type ConnectionStore } from '@hatchery/core/realtime/connections';
@@ -93,6 +94,8 @@ export class Listener {
   private readonly reads = coalesce(() => this.read());
   /** The listings snapshot, on a session of its own: its count takes tens of milliseconds on a large table, which no fulfilment waits behind. */
   private readonly marketReads = coalesce(() => this.readMarket());
+  /** How far behind its chains the indexer is, for the IndexerLag metric: once per poll, on the market session. */
+  private readonly indexerReads = coalesce(() => this.readIndexer());
   private readonly broadcasts = latestOnly((snapshot: MarketChanged) => this.broadcast(snapshot));
   /** The state is written in a lane of its own, so a slow write never delays the next read (and its fulfilments). */
   private readonly saves = latestOnly((state: DetectionState) => this.write(state));
@@ -154,6 +157,7 @@ export class Listener {
   async idle(): Promise<void> {
     await this.reads.idle();
     await this.marketReads.idle();
+    await this.indexerReads.idle();
     await Promise.all([this.broadcasts.idle(), this.saves.idle()]);
   }
 
@@ -242,14 +246,16 @@ export class Listener {
       this.counters.leader = true;
       this.resync = true;
       log.info('listener is leading');
-      poll = setInterval(() => this.readAll(), pollMs);
+      poll = setInterval(() => (this.readAll(), this.indexerReads.trigger()), pollMs);
       this.readAll();
+      this.indexerReads.trigger();
       await ended;
     } finally {
       clearInterval(poll);
       this.counters.leader = false;
       await this.reads.idle();
       await this.marketReads.idle();
+      await this.indexerReads.idle();
       if (this.session === client) this.session = undefined;
       if (this.marketSession === market) this.marketSession = undefined;
       await Promise.all([client.end().catch(() => undefined), market?.end().catch(() => undefined)]);
@@ -299,6 +305,18 @@ export class Listener {
       measured.finished(true);
     } catch (error) {
       this.failedRead(error, client, measured);
+    }
+  }
+
+  /** The indexer's lag, published when Ponder's checkpoint tells it. Never throws: a failure here is the market read's to report. */
+  private async readIndexer(): Promise<void> {
+    const client = this.marketSession;
+    if (!client || !this.counters.leader || this.stopped) return;
+    try {
+      const freshness = await readFreshness(client);
+      if (freshness !== 'unknown') this.metrics.indexerLag(Math.max(...freshness.chains.map((chain) => chain.lagSeconds)));
+    } catch (error) {
+      this.options.log.debug({ err: error }, 'indexer freshness could not be read');
     }
   }
 

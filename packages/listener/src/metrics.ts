@@ -38,6 +38,12 @@ export function listenerMetrics(target: Metrics = createMetrics(), now: () => nu
       };
       publishWith({ name: 'kind', value: kind }, figures);
     },
+    /** The indexer's lag behind its chains, a document of its own. */
+    indexerLag(seconds: number): void {
+      const name: (typeof listenerDocuments.indexer.metrics)[number] = 'IndexerLag';
+      target.addMetric(name, metricCatalog[name].unit, seconds);
+      target.publishStoredMetrics();
+    },
     notified(): void {
       pending++;
       pendingSince ??= now();

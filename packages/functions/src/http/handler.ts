@@ -4,6 +4,7 @@ import { allowedOriginOnly } from '../middleware/allowed-origin';
 import { limitBodySize } from '../middleware/body-size';
 import { cors } from '../middleware/cors';
 import { httpCaching } from '../middleware/http-caching';
+import { indexedBlock } from '../middleware/indexed-block';
 import { requireJsonContentType } from '../middleware/json-content-type';
 import { jsonResponse } from '../middleware/json-response';
 import { publishMetrics, requestMetrics } from '../middleware/metrics';
@@ -56,5 +57,7 @@ export function httpHandler<R extends HttpRoute, T>(
   if (route.request?.body) chain.use(requireJsonContentType());
   chain.use(authMiddlewares);
   chain.use(validateInput(route.request ?? {}));
+  // Last before the handler: only a request that will be read from the index asks where the index is.
+  if (route.list) chain.use(indexedBlock());
   return chain.handler(async (event, context) => (await run(context.input as RouteInput<R>, context, event)) as unknown as HttpResult);
 }

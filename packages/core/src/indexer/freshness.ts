@@ -1,0 +1,96 @@
+import * as z from 'zod';
+import { db, isMissingRelation, type Queryable } from '../db';
+import { limits } from '../limits';
+import { indexerTable } from './names';
+
+export const chainFreshnessSchema = z.object({
+  chainId: z.number().int().describe('The chain, by its EIP-155 id.'),
+  block: z.string().regex(/^[0-9]+$/).describe('The last block the indexer has indexed on this chain.'),
+  blockTimestamp: z.string().describe("That block's time, ISO 8601 UTC."),
+  lagSeconds: z.number().int().describe("Seconds from that block's time to now: how far behind the chain the data may be."),
+  ready: z.boolean().describe('Whether the indexer has finished its backfill and indexes live. Until then the data is partial.'),
+});
+
+export const freshnessSchema = z.union([z.object({ chains: z.array(chainFreshnessSchema) }), z.literal('unknown')]);
+
+export type ChainFreshness = z.infer<typeof chainFreshnessSchema>;
+/** How far the index has got, per chain; `unknown` where the indexer keeps no Ponder checkpoint (another indexer, the demo data). */
+export type Freshness = z.infer<typeof freshnessSchema>;
+
+/** Ponder's checkpoint string: 10 digits of block timestamp, 16 of chain id, 16 of block number, then the event's position. */
+export function decodeCheckpoint(checkpoint: string): { timestamp: number; chainId: number; block: string } | undefined {
+  if (!/^[0-9]{42,}$/.test(checkpoint)) return undefined;
+  return { timestamp: Number(checkpoint.slice(0, 10)), chainId: Number(checkpoint.slice(10, 26)), block: BigInt(checkpoint.slice(26, 42)).toString() };
+}
+
+type CheckpointRow = { checkpoint: string; ready: boolean | null };
+
+/**
+ * The indexer's position from Ponder's own tables, which both its layouts
+ * keep in the schema Hatchery reads (`--schema`, or views of them in
+ * `--views-schema`): the latest checkpoint per chain, and `is_ready` once
+ * the backfill is done. Their absence is "unknown", never an error.
+ */
+export async function readFreshness(db: Queryable, now: number = Date.now()): Promise<Freshness> {
+  try {
+    const { rows } = await db.query<CheckpointRow>(
+      `SELECT c.latest_checkpoint AS checkpoint, (SELECT (m.value->>'is_ready') = '1' FROM ${indexerTable('_ponder_meta')} m WHERE m.key = 'app') AS ready
+       FROM ${indexerTable('_ponder_checkpoint')} c ORDER BY c.chain_id`,
+    );
+    const chains = rows.flatMap(({ checkpoint, ready }) => {
+      const decoded = decodeCheckpoint(checkpoint);
+      if (!decoded) return [];
+      return [
+        {
+          chainId: decoded.chainId,
+          block: decoded.block,
+          blockTimestamp: new Date(decoded.timestamp * 1000).toISOString(),
+          lagSeconds: Math.max(0, Math.floor(now / 1000) - decoded.timestamp),
+          ready: ready === true,
+        },
+      ];
+    });
+    return chains.length ? { chains } : 'unknown';
+  } catch (error) {
+    if (isMissingRelation(error) || isUndefinedColumn(error)) return 'unknown';
+    throw error;
+  }
+}
+
+/** Another writer's tables of the same names but not Ponder's columns: no checkpoint to read. */
+const isUndefinedColumn = (error: unknown) => (error as { code?: unknown } | undefined)?.code === '42703';
+
+/**
+ * `X-Indexed-Block`: the block each chain's data was indexed up to, as
+ * `<chainId>=<block>` pairs. A front end that sent a transaction at block N
+ * on chain C knows a page includes it once C's block is at least N.
+ */
+export const indexedBlockHeader = 'x-indexed-block';
+
+export function indexedBlockValue(freshness: Freshness): string | undefined {
+  if (freshness === 'unknown') return undefined;
+  return freshness.chains.map((chain) => `${chain.chainId}=${chain.block}`).join(', ');
+}
+
+/**
+ * The freshness, read at most once per `ttlMs` per instance: the lists ask
+ * for it on every request, and it moves once per block. A read that fails
+ * is not kept, so the next request asks again.
+ */
+export function cachedFreshness(read: () => Promise<Freshness>, ttlMs: number = limits.freshnessCacheMs, clock: () => number = Date.now) {
+  let kept: { value: Promise<Freshness>; at: number } | undefined;
+  return (): Promise<Freshness> => {
+    const now = clock();
+    if (!kept || now - kept.at >= ttlMs) {
+      const value = read();
+      kept = { value, at: now };
+      value.catch(() => {
+        if (kept?.value === value) kept = undefined;
+      });
+    }
+    return kept.value;
+  };
+}
+
+/** This instance's view of the index, shared by the lists' header and /health. */
+export const currentFreshness = cachedFreshness(() => readFreshness(db()));
