@@ -331,6 +331,7 @@ function listenerLines(): Record<string, unknown>[] {
     measured.delivered('marketChanged', { sent: 3, gone: 1, failed: 0 }, performance.now());
     measured.delivered('forgeFulfilled', { sent: 1, gone: 0, failed: 0 }, performance.now());
     read.finished(true);
+    measured.indexerLag(12);
   } finally {
     setEmfSink(undefined);
   }
