@@ -148,7 +148,7 @@ export function freePort(): Promise<number> {
 }
 
 /** Resolves once `ready()` is true; rejects when the child exits first or `timeoutMs` passes, with its last log lines. */
-async function waitUntil(what: string, child: Child, ready: () => Promise<boolean> | boolean, timeoutMs: number): Promise<void> {
+async function waitUntil(what: string, child: Pick<Child, 'logs' | 'exited' | 'stop'>, ready: () => Promise<boolean> | boolean, timeoutMs: number): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   let exited = false;
   void child.exited.then(() => (exited = true));
@@ -274,10 +274,12 @@ export interface Chain {
   snapshot(): Promise<Hex>;
   /** evm_revert: back to the snapshot's state (blocks after it are gone); a snapshot can be reverted to once. */
   revert(id: Hex): Promise<void>;
-  /** hardhat_mine: `count` empty blocks at once (one second apart). */
+  /**
+   * `count` empty blocks, one evm_mine each (3 ms a block). Not hardhat_mine: Hardhat 2.29 serves the blocks it
+   * mines that way (reserved, made on demand) with parentHash 0x00…00 and one timestamp, which Ponder takes for
+   * a reorg below its finalized block ("Encountered unrecoverable reorg") and then indexes nothing more.
+   */
   mine(count?: number): Promise<bigint>;
-  /** evm_mine: one empty block. */
-  mineOne(): Promise<bigint>;
   logs(): string[];
   stop(): Promise<void>;
 }
@@ -318,11 +320,7 @@ export async function startChain(options: { timeoutMs?: number } = {}): Promise<
       if (reverted !== true) throw new Error(`evm_revert ${id} answered ${String(reverted)}`);
     },
     async mine(count = 1) {
-      await testClient.mine({ blocks: count });
-      return publicClient.getBlockNumber({ cacheTime: 0 });
-    },
-    async mineOne() {
-      await testClient.request({ method: 'evm_mine', params: [] } as never);
+      for (let i = 0; i < count; i++) await testClient.request({ method: 'evm_mine', params: [] } as never);
       return publicClient.getBlockNumber({ cacheTime: 0 });
     },
     logs: child.logs,
@@ -340,6 +338,8 @@ export interface Contracts {
   startBlock: bigint;
   /** The token's whole supply, minted to accounts[0] (a Transfer from the zero address) on deployment. */
   tokenSupply: bigint;
+  /** The deployment transactions (the token's holds its first Transfer, log index 0). */
+  deployments: { token: Hash; hatchery: Hash };
 }
 
 export async function deploy(chain: Chain, options: { tokenSupply?: bigint } = {}): Promise<Contracts> {
@@ -362,6 +362,7 @@ export async function deploy(chain: Chain, options: { tokenSupply?: bigint } = {
     token: { address: token.contractAddress!, abi: hatchTokenAbi },
     startBlock: token.blockNumber,
     tokenSupply,
+    deployments: { token: token.transactionHash, hatchery: hatchery.transactionHash },
   };
 }
 
@@ -495,17 +496,17 @@ export interface PonderOptions {
   contracts: Contracts;
   /** Ponder's RPC polling interval (its minimum is 100 ms). */
   pollingIntervalMs?: number;
+  /** How many times Ponder is given the node's URL (default 4): each is a budget of 20 requests a second at first. */
+  rpcCopies?: number;
   /** Ponder's --log-level (default info). */
   logLevel?: 'error' | 'warn' | 'info' | 'debug' | 'trace';
-  /** How long to wait for /ready (default 60 s). */
+  /** How long startPonder() waits for /ready (default 60 s). */
   timeoutMs?: number;
-  /** Resolve once Ponder's HTTP server is up, without waiting for /ready (tests of a start that must fail). */
-  waitForReady?: boolean;
 }
 
-export interface RunningPonder {
-  port: number;
-  url: string;
+export type PonderMessage = { msg: string; level: number; [key: string]: unknown };
+
+export interface PonderProcess {
   layout: Layout;
   /** The schema holding Ponder's tables, _ponder_meta and _ponder_checkpoint. */
   schema: string;
@@ -513,28 +514,35 @@ export interface RunningPonder {
   viewsSchema?: string;
   /** The schema readers use: the views schema in the views layout, else the schema. */
   readSchema: string;
-  /** Ponder's JSON log lines (pino), as text. */
+  /** Ponder's log lines (pino JSON, and whatever else Node prints), as text. */
   logs(): string[];
-  /** Parsed log lines with a `msg`. */
-  messages(): Array<{ msg: string; level: number; [key: string]: unknown }>;
+  /** The JSON log lines, parsed. */
+  messages(): PonderMessage[];
+  /** The port of its HTTP server once it is up (Ponder takes the next one when the one asked for is taken). */
+  port(): number | undefined;
   readonly process: ChildProcess;
   readonly exited: Child['exited'];
-  stop(): Promise<void>;
+  /** SIGTERM to its process group, SIGKILL after `graceMs` (default 8 s: Ponder gives itself 5 s to shut down), then waits. */
+  stop(graceMs?: number): Promise<void>;
+}
+
+export interface RunningPonder extends PonderProcess {
+  port(): number;
+  url: string;
 }
 
 /**
- * Runs `ponder start` (the real CLI, npm `ponder`) on the app in test/ponder/app: direct layout
- * `--schema <schema>`, views layout `--schema <deploymentSchema> --views-schema <viewsSchema>`. Resolves once
- * /ready answers 200 (the backfill is done and the views exist).
+ * Spawns `ponder start` (the real CLI, npm `ponder`) on the app in test/ponder/app, and returns at once:
+ * direct layout `--schema <schema>`, views layout `--schema <deploymentSchema> --views-schema <viewsSchema>`.
  */
-export async function startPonder(options: PonderOptions): Promise<RunningPonder> {
+export async function spawnPonder(options: PonderOptions): Promise<PonderProcess> {
   const schema = options.layout === 'direct' ? (options.schema ?? 'indexer') : (options.deploymentSchema ?? `ponder_${Math.random().toString(36).slice(2, 10)}`);
   const viewsSchema = options.layout === 'views' ? (options.viewsSchema ?? 'indexer') : undefined;
-  const requestedPort = await freePort();
   const env: NodeJS.ProcessEnv = {
     ...process.env,
     DATABASE_URL: options.databaseUrl,
     PONDER_RPC_URL_31337: options.chain.rpcUrl,
+    PONDER_RPC_COPIES: String(options.rpcCopies ?? 4),
     HATCHERY_ADDRESS: options.contracts.hatchery.address,
     HATCH_TOKEN_ADDRESS: options.contracts.token.address,
     HATCHERY_START_BLOCK: String(options.contracts.startBlock),
@@ -557,77 +565,80 @@ export async function startPonder(options: PonderOptions): Promise<RunningPonder
     schema,
     ...(viewsSchema ? ['--views-schema', viewsSchema] : []),
     '--port',
-    String(requestedPort),
+    String(await freePort()),
     '--hostname',
     '127.0.0.1',
   ];
   const child = spawnGroup(nodeBinary(), args, { cwd: appDir, env, maxLogLines: 5_000 });
-  type Message = { msg: string; level: number; [key: string]: unknown };
-  const messages = (): Message[] =>
+  const messages = (): PonderMessage[] =>
     child.logs().flatMap((line) => {
       if (!line.startsWith('{')) return [];
       try {
-        const parsed = JSON.parse(line) as { msg?: unknown; level?: unknown };
-        return typeof parsed.msg === 'string' ? [parsed as Message] : [];
+        const parsed = JSON.parse(line) as { msg?: unknown };
+        return typeof parsed.msg === 'string' ? [parsed as PonderMessage] : [];
       } catch {
         return [];
       }
     });
-  // Ponder moves to the next port when the one asked for was taken meanwhile; its log says which.
-  const port = () => {
-    const created = messages().find((message) => message.msg === 'Created HTTP server');
-    return created && typeof created.port === 'number' ? created.port : undefined;
-  };
-  const ready = async () => {
-    const actual = port();
-    if (actual === undefined) return false;
-    if (options.waitForReady === false) return true;
-    try {
-      const response = await fetch(`http://127.0.0.1:${actual}/ready`, { signal: AbortSignal.timeout(2_000) });
-      await response.arrayBuffer();
-      return response.status === 200;
-    } catch {
-      return false;
-    }
-  };
-  try {
-    await waitUntil('ponder start', child, ready, options.timeoutMs ?? 60_000);
-  } catch (error) {
-    await child.stop();
-    throw error;
-  }
-  const actual = port()!;
   return {
-    port: actual,
-    url: `http://127.0.0.1:${actual}`,
     layout: options.layout,
     schema,
     viewsSchema,
     readSchema: viewsSchema ?? schema,
     logs: child.logs,
     messages,
+    port() {
+      const created = messages().find((message) => message.msg === 'Created HTTP server');
+      return created && typeof created.port === 'number' ? created.port : undefined;
+    },
     process: child.process,
     exited: child.exited,
-    stop: () => child.stop(),
+    stop: (graceMs) => child.stop(graceMs),
   };
 }
 
 /**
- * Runs `ponder start` and waits for it to exit on its own (a start Ponder refuses); returns its exit and logs.
- * Stops it after `timeoutMs` when it does not.
+ * Runs `ponder start` and resolves once its /ready answers 200: the backfill up to the finalized block is done
+ * (and, in the views layout, the views exist). Blocks newer than that are indexed live just after:
+ * use waitForIndexedBlock() for the chain's head.
  */
-export async function runPonderToExit(options: Omit<PonderOptions, 'waitForReady'>, timeoutMs = 60_000) {
+export async function startPonder(options: PonderOptions): Promise<RunningPonder> {
+  const ponder = await spawnPonder(options);
+  const ready = async () => {
+    const port = ponder.port();
+    if (port === undefined) return false;
+    try {
+      const response = await fetch(`http://127.0.0.1:${port}/ready`, { signal: AbortSignal.timeout(2_000) });
+      await response.arrayBuffer();
+      return response.status === 200;
+    } catch {
+      return false;
+    }
+  };
+  await waitUntil('ponder start', ponder, ready, options.timeoutMs ?? 60_000);
+  const port = ponder.port()!;
+  return { ...ponder, port: () => port, url: `http://127.0.0.1:${port}` };
+}
+
+/**
+ * Runs `ponder start` until it exits by itself (a start it refuses), `until` matches one of its log messages,
+ * or `timeoutMs` passes; then stops it. `matched` is the message `until` matched.
+ */
+export async function runPonderToExit(options: PonderOptions, { timeoutMs = 60_000, until }: { timeoutMs?: number; until?: (message: PonderMessage) => boolean } = {}) {
   const started = Date.now();
-  let running: RunningPonder | undefined;
-  try {
-    running = await startPonder({ ...options, waitForReady: false, timeoutMs });
-  } catch (error) {
-    // It exited before its HTTP server was up: the reason is in the message.
-    return { exit: undefined, error: error as Error, logs: [] as string[] };
+  const ponder = await spawnPonder(options);
+  let matched: PonderMessage | undefined;
+  let exit: Awaited<Child['exited']> | undefined;
+  void ponder.exited.then((outcome) => (exit = outcome));
+  while (!exit && Date.now() - started < timeoutMs) {
+    matched = until ? ponder.messages().find(until) : undefined;
+    if (matched) break;
+    await sleep(100);
   }
-  const outcome = await Promise.race([running.exited, sleep(Math.max(0, timeoutMs - (Date.now() - started))).then(() => undefined)]);
-  await running.stop();
-  return { exit: outcome, error: undefined, logs: running.logs() };
+  matched ??= until ? ponder.messages().find(until) : undefined;
+  // A Ponder that has failed waits 5 s for its own shutdown before it exits; nothing is left to save.
+  await ponder.stop(matched ? 500 : undefined);
+  return { exit, matched, ms: Date.now() - started, logs: ponder.logs(), messages: ponder.messages(), schema: ponder.schema };
 }
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -685,6 +696,39 @@ export async function waitForIndexedBlock(databaseUrl: string, schema: string, b
   } finally {
     await client.end();
   }
+}
+
+/** A NOTIFY received by listen(). */
+export interface Notification {
+  channel: string;
+  payload: string;
+  /** Date.now() on arrival. */
+  at: number;
+}
+
+/** LISTENs on `channels` (e.g. `indexer_live_query`) and keeps what arrives, in order. */
+export async function listen(databaseUrl: string, channels: string[]) {
+  const client = new pg.Client({ connectionString: databaseUrl });
+  const received: Notification[] = [];
+  client.on('notification', (message) => received.push({ channel: message.channel, payload: message.payload ?? '', at: Date.now() }));
+  // A server that goes away first (a test stopping PostgreSQL) is no error of the test's.
+  client.on('error', () => undefined);
+  await client.connect();
+  for (const channel of channels) await client.query(`LISTEN ${quote(channel)}`);
+  return {
+    received,
+    /** The payloads received on `channel`, parsed (Ponder sends a JSON array of table names). */
+    payloads: (channel: string) => received.filter((entry) => entry.channel === channel).map((entry) => JSON.parse(entry.payload) as string[]),
+    /** Resolves once `count` notifications have arrived on `channel`. */
+    async waitFor(channel: string, count: number, timeoutMs = 10_000) {
+      const deadline = Date.now() + timeoutMs;
+      while (received.filter((entry) => entry.channel === channel).length < count) {
+        if (Date.now() > deadline) throw new Error(`${received.filter((entry) => entry.channel === channel).length} notifications on ${channel}, not ${count}`);
+        await sleep(20);
+      }
+    },
+    close: () => client.end().catch(() => undefined),
+  };
 }
 
 if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {

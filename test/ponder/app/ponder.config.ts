@@ -16,7 +16,10 @@ export default createConfig({
   chains: {
     hardhat: {
       id: 31337,
-      rpc: env('PONDER_RPC_URL_31337'),
+      // Ponder limits each RPC URL to 20 requests a second at first (raising it slowly while they succeed), which
+      // bursts of test transactions (a block each, Ponder asks 2 or 3 requests a block and polls) exceed: the same
+      // local node several times over is as many budgets.
+      rpc: Array.from({ length: Number(process.env.PONDER_RPC_COPIES ?? 4) }, () => env('PONDER_RPC_URL_31337')),
       // Ponder's minimum; its default is 1 s.
       pollingInterval: Number(process.env.PONDER_POLLING_INTERVAL_MS ?? 100),
       // Every run is a new chain with the same id: nothing cached from an earlier one may be reused.

@@ -50,6 +50,8 @@ export function httpHandler<R extends HttpRoute, T>(
     .use(problemDetails<HttpEvent, HttpResult, HttpContext>((event) => event.rawPath ?? '/'));
   // Registered before jsonResponse so that its `after` sees the serialized body (Middy runs `after`s in reverse).
   chain.use(httpCaching(route));
+  // Also before jsonResponse, for the same reason; its read of the index's position is cached, so it costs a refused request nothing.
+  if (route.list) chain.use(indexedBlock());
   if ((route.produces ?? 'application/json') === 'application/json') chain.use(jsonResponse());
   chain.use(routerOnly());
   if (route.refusesOtherOrigins) chain.use(allowedOriginOnly());
@@ -57,7 +59,5 @@ export function httpHandler<R extends HttpRoute, T>(
   if (route.request?.body) chain.use(requireJsonContentType());
   chain.use(authMiddlewares);
   chain.use(validateInput(route.request ?? {}));
-  // Last before the handler: only a request that will be read from the index asks where the index is.
-  if (route.list) chain.use(indexedBlock());
   return chain.handler(async (event, context) => (await run(context.input as RouteInput<R>, context, event)) as unknown as HttpResult);
 }

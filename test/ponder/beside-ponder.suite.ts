@@ -1,0 +1,261 @@
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import type { Address } from 'viem';
+import { createClient, indexedBlocks } from '../../packages/client/src/index';
+import { connectHub, record, waitFor, type Hub } from '../realtime/support';
+import { hatcheryAbi, hatchTokenAbi } from './app/abis';
+import { besidePonder, type BesidePonder } from './beside-ponder';
+import type { Layout } from './chain';
+
+type MarketChanged = { count: number; maxBlock: string; version: number };
+type Page<T> = { items: T[]; totalCount: number };
+
+const ether = 10n ** 18n;
+const lower = (address: Address) => address.toLowerCase();
+const edition = (name: string, rarity: number) => ({
+  name,
+  artUri: `ipfs://hatchery/${name}.png`,
+  health: 10 + rarity,
+  skill: 20 + rarity,
+  morale: 30 + rarity,
+  rarity,
+  maxSupply: 1000n,
+  mintStart: 1n,
+  mintEnd: 2n ** 64n,
+  price: 5n * ether,
+  distribution: rarity % 3,
+});
+
+/**
+ * The checks of the issue "The real indexer", on one layout: Hatchery
+ * started first beside a real Ponder on a real chain serves the chain's
+ * state on every endpoint, pushes its events over the stock SignalR client,
+ * tells how fresh its data is, reads only what each block names, and keeps
+ * a client that follows the README right through a reorg.
+ */
+export function besidePonderSuite(layout: Layout) {
+  let setup: BesidePonder;
+  let hub: Hub;
+  let market: MarketChanged[];
+  const figures: string[] = [];
+
+  beforeAll(async () => {
+    setup = await besidePonder(layout);
+    hub = await connectHub(setup.hatchery.url);
+    market = record<MarketChanged>(hub, 'marketChanged');
+  }, 240_000);
+
+  afterAll(async () => {
+    await hub?.stop();
+    await setup?.stop();
+    if (figures.length) console.log(`${layout} layout:\n  ${figures.join('\n  ')}`);
+  }, 60_000);
+
+  const who = () => {
+    const [admin, alice, bob, carol, dave] = setup.chain.accounts as [Address, Address, Address, Address, Address];
+    return { admin, alice, bob, carol, dave };
+  };
+  const read = <T>(functionName: string, args: readonly unknown[], contract: 'hatchery' | 'token' = 'hatchery') =>
+    setup.chain.publicClient.readContract({
+      address: setup.contracts[contract].address,
+      abi: contract === 'hatchery' ? hatcheryAbi : hatchTokenAbi,
+      functionName: functionName as never,
+      args: args as never,
+    }) as Promise<T>;
+
+  it('leaves the indexer’s schema to Ponder when started first on a database it was given, and Ponder goes live there', async () => {
+    expect(setup.schemaBeforePonder).toBe(false);
+    expect(setup.banner).toContain('read only');
+    const [relation] = await setup.sql<{ kind: string }>(`SELECT relkind::text AS kind FROM pg_class WHERE oid = to_regclass('indexer.listings')`);
+    // Ponder's own table in the direct layout, its view of the deployment's in the views layout.
+    expect(relation?.kind).toBe(layout === 'views' ? 'v' : 'r');
+    const health = await setup.hatchery.json<{ indexer: { chains: { chainId: number; ready: boolean }[] } }>('/health');
+    expect(health.indexer.chains).toEqual([expect.objectContaining({ chainId: 31337, ready: true })]);
+  });
+
+  it('serves the chain’s state on every endpoint', async () => {
+    const { admin, alice, bob, carol, dave } = who();
+    const { act } = setup;
+    const common = await act.createEdition(edition('Common', 1));
+    const rare = await act.createEdition(edition('Rare', 4));
+    const alpha = await act.mint(alice, common.editionId, 0, 'Alpha');
+    const beta = await act.mint(alice, rare.editionId, 1, 'Beta');
+    const gamma = await act.mint(bob, common.editionId, 1, 'Gamma');
+    const delta = await act.mint(bob, rare.editionId, 0, 'Delta');
+    await act.list(alice, alpha.tokenId, 1n * ether);
+    await act.list(alice, beta.tokenId, 2n * ether);
+    await act.list(bob, gamma.tokenId, 3n * ether);
+    await act.cancelListing(alice, beta.tokenId);
+    await act.registerReferrer(dave, 77n);
+    await act.linkReferrer(carol, 77n);
+    const sale = await act.buy(carol, gamma.tokenId);
+    const fulfilled = await act.requestForge(carol, 2);
+    const forged = await act.fulfilForge(fulfilled.requestId, rare.editionId, 1, 'Forged');
+    const open = await act.requestForge(carol, 1);
+    const pair = await act.stake(bob, delta.tokenId);
+    const transfer = await act.transferToken(admin, alice, 5n * ether);
+    await setup.indexed(transfer.blockNumber);
+    const { hatchery } = setup;
+
+    const editions = await hatchery.json<Page<Record<string, unknown>>>('/editions');
+    expect(editions.items.map(({ id, name, rarity, active, minted, price }) => ({ id, name, rarity, active, minted, price }))).toEqual([
+      { id: String(common.editionId), name: 'Common', rarity: 1, active: true, minted: String(await read<bigint>('minted', [common.editionId])), price: String(5n * ether) },
+      { id: String(rare.editionId), name: 'Rare', rarity: 4, active: true, minted: String(await read<bigint>('minted', [rare.editionId])), price: String(5n * ether) },
+    ]);
+
+    const listings = await hatchery.json<Page<Record<string, unknown>>>('/marketplace/listings');
+    expect(listings).toMatchObject({ totalCount: 1, items: [{ tokenId: String(alpha.tokenId), seller: lower(alice), price: String(ether), status: 'Active', editionId: String(common.editionId), editionName: 'Common', rarity: 1, gender: 0, nftName: 'Alpha' }] });
+    const [seller, price, active] = await read<[Address, bigint, boolean]>('listings', [alpha.tokenId]);
+    expect([lower(seller), String(price), active]).toEqual([lower(alice), String(ether), true]);
+
+    const tokensOf = async (owner: Address) => (await hatchery.json<Page<{ tokenId: string; staked: boolean }>>(`/accounts/${owner}/nfts`)).items;
+    expect(await tokensOf(alice)).toEqual([expect.objectContaining({ tokenId: String(beta.tokenId), nftName: 'Beta' }), expect.objectContaining({ tokenId: String(alpha.tokenId) })]);
+    expect(await tokensOf(bob)).toEqual([expect.objectContaining({ tokenId: String(delta.tokenId), staked: true })]);
+    expect((await tokensOf(carol)).map((nft) => nft.tokenId)).toEqual([String(forged.tokenId), String(gamma.tokenId)]);
+    for (const owner of [alice, bob, carol]) {
+      for (const nft of await tokensOf(owner)) expect(lower(await read<Address>('ownerOf', [BigInt(nft.tokenId)]))).toBe(lower(owner));
+    }
+
+    expect((await hatchery.json<Page<unknown>>(`/accounts/${carol}/forge-requests`)).items).toEqual([
+      { requestId: String(open.requestId), tier: 1, status: 'Requested', blockNumber: String(open.blockNumber) },
+      { requestId: String(fulfilled.requestId), tier: 2, status: 'Fulfilled', tokenId: String(forged.tokenId), editionId: String(rare.editionId), blockNumber: String(fulfilled.blockNumber) },
+    ]);
+    expect((await hatchery.json<Page<unknown>>('/transparency/sales')).items).toEqual([
+      { tokenId: String(gamma.tokenId), seller: lower(bob), buyer: lower(carol), price: String(3n * ether), platformFee: String(sale.platformFee), royalty: String(sale.royalty), blockNumber: String(sale.blockNumber) },
+    ]);
+    expect((await hatchery.json<Page<unknown>>(`/accounts/${bob}/staking`)).items).toEqual([
+      { pairId: String(pair.pairId), maleId: String(delta.tokenId), femaleId: '0', matched: false, stakedAt: String(pair.stakedAt), lastClaimAt: String(pair.stakedAt), status: 'Staked' },
+    ]);
+    const accrued = await read<bigint>('referralBalance', [dave]);
+    expect(accrued).toBeGreaterThan(0n);
+    expect(await hatchery.json(`/accounts/${dave}/referral`)).toEqual({ code: '77', referralCount: 1, pending: String(accrued), totalAccrued: String(accrued), totalClaimed: '0' });
+    expect(await hatchery.json(`/accounts/${carol}/referral`)).toEqual({ upline: lower(dave), referralCount: 0, pending: '0', totalAccrued: '0', totalClaimed: '0' });
+    expect(await hatchery.json('/transparency/summary')).toEqual({
+      salesCount: 1,
+      totalVolume: String(3n * ether),
+      nftCount: 5,
+      editionCount: 2,
+      // The supply minted to the admin on deployment is a Transfer too.
+      totalTokenTransferred: String(setup.contracts.tokenSupply + 5n * ether),
+    });
+  }, 120_000);
+
+  it('pushes forgeFulfilled and marketChanged to the stock SignalR client a moment after their block', async () => {
+    const { alice, carol } = who();
+    await hub.invoke('Subscribe', carol);
+    const forge = record<{ requestId: string; tokenId?: string; editionId?: string }>(hub, 'forgeFulfilled');
+    const request = await setup.act.requestForge(carol, 3);
+    const { items } = await setup.hatchery.json<Page<{ id: string }>>('/editions');
+    const editionId = BigInt(items[0]!.id);
+    const fulfilled = await setup.act.fulfilForge(request.requestId, editionId, 0, 'Quick');
+    const minedAt = Date.now();
+    await waitFor(() => forge.some((event) => event.requestId === String(request.requestId)), 'forgeFulfilled', 15_000);
+    expect(forge.find((event) => event.requestId === String(request.requestId))).toEqual({ requestId: String(request.requestId), tokenId: String(fulfilled.tokenId), editionId: String(editionId) });
+    figures.push(`forgeFulfilled ${Date.now() - minedAt} ms after its block was mined`);
+
+    const before = market.length;
+    const minted = await setup.act.mint(alice, editionId, 1, 'Listed');
+    const listed = await setup.act.list(alice, minted.tokenId, 7n * ether);
+    const listedAt = Date.now();
+    const active = (await setup.hatchery.json<Page<unknown>>('/marketplace/listings?pageSize=1')).totalCount;
+    await waitFor(() => market.slice(before).some((event) => event.maxBlock === String(listed.blockNumber)), 'marketChanged', 15_000);
+    figures.push(`marketChanged ${Date.now() - listedAt} ms after its block was mined`);
+    const event = market.slice(before).find((each) => each.maxBlock === String(listed.blockNumber))!;
+    expect(event.count).toBeGreaterThanOrEqual(active);
+  }, 60_000);
+
+  it('tells how far the index has got: X-Indexed-Block on every list, /health per chain, and the client waits for a block', async () => {
+    const { admin, bob } = who();
+    const transfer = await setup.act.transferToken(admin, bob, 1n);
+    const client = createClient({ baseUrl: setup.hatchery.url });
+    const reached = await client.waitForIndexedBlock(transfer.blockNumber, { timeoutMs: 15_000, intervalMs: 50 });
+    expect(reached).toBeGreaterThanOrEqual(transfer.blockNumber);
+    const page = await client.api.listSales();
+    expect(indexedBlocks(page)?.[31337]).toBeGreaterThanOrEqual(transfer.blockNumber);
+    const response = await setup.hatchery.get('/transparency/sales');
+    expect(response.headers.get('x-indexed-block')).toMatch(/^31337=\d+$/);
+    const health = await setup.hatchery.json<{ indexer: { chains: { chainId: number; block: string; blockTimestamp: string; lagSeconds: number; ready: boolean }[] } }>('/health');
+    const [chain] = health.indexer.chains;
+    const head = await setup.chain.publicClient.getBlock({ blockNumber: BigInt(chain!.block) });
+    expect(chain).toEqual({ chainId: 31337, block: expect.stringMatching(/^\d+$/), blockTimestamp: new Date(Number(head.timestamp) * 1000).toISOString(), lagSeconds: expect.any(Number), ready: true });
+    expect(chain!.lagSeconds).toBeLessThan(60);
+    figures.push(`/health when live: ${JSON.stringify(health.indexer)}`);
+  }, 60_000);
+
+  it('reads only the tables each block names: none for blocks that touch neither listings nor forge requests', async () => {
+    const { admin, alice } = who();
+    await waitFor(async () => (await setup.hatchery.metric('hatchery_listener_reads_total')) > 0, 'a first read');
+    const readsBefore = await setup.hatchery.metric('hatchery_listener_reads_total');
+    const startedAt = Date.now();
+    const blocks = 20;
+    let last = 0n;
+    for (let i = 0; i < blocks; i++) last = (await setup.act.transferToken(admin, alice, BigInt(i + 1))).blockNumber;
+    await setup.indexed(last);
+    // Until the listener has seen the last block's notification too.
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    const reads = (await setup.hatchery.metric('hatchery_listener_reads_total')) - readsBefore;
+    const polls = Math.ceil((Date.now() - startedAt) / 5_000) + 1;
+    figures.push(`${blocks} blocks of token transfers: ${reads} listener reads in ${Date.now() - startedAt} ms (${polls} polls of 2 at most); before, every block's notification cost 2`);
+    // Only the 5 s fallback reads both; a block that names neither table costs nothing.
+    expect(reads).toBeLessThanOrEqual(2 * polls);
+    expect(reads).toBeLessThan(2 * blocks);
+
+    // A busy chain's mix: a quarter of the blocks list, a quarter request a forge, the rest mint and transfer.
+    const { carol } = who();
+    const editionId = BigInt((await setup.hatchery.json<Page<{ id: string }>>('/editions')).items[0]!.id);
+    const mixBefore = await setup.hatchery.metric('hatchery_listener_reads_total');
+    const mixStarted = Date.now();
+    let mixLast = 0n;
+    let mixBlocks = 0;
+    for (let i = 0; i < 5; i++) {
+      const minted = await setup.act.mint(alice, editionId, 0, `Busy ${i}`);
+      const listed = await setup.act.list(alice, minted.tokenId, ether);
+      await setup.act.requestForge(carol, 1);
+      mixLast = (await setup.act.transferToken(admin, alice, 1n)).blockNumber;
+      mixBlocks += 4;
+      expect(listed.blockNumber).toBeLessThan(mixLast);
+    }
+    await setup.indexed(mixLast);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    const mixReads = (await setup.hatchery.metric('hatchery_listener_reads_total')) - mixBefore;
+    const mixPolls = Math.ceil((Date.now() - mixStarted) / 5_000) + 1;
+    figures.push(`${mixBlocks} blocks, 5 listing and 5 forge-request ones: ${mixReads} listener reads (${(mixReads / mixBlocks).toFixed(2)} a block, polls included); before, ${2 * mixBlocks} and more (2 a block)`);
+    expect(mixReads).toBeLessThanOrEqual(10 + 2 * mixPolls);
+  }, 90_000);
+
+  it('keeps a client that orders marketChanged by version right through a reorg that lowers maxBlock', async () => {
+    const { admin, alice } = who();
+    const { act, chain, hatchery } = setup;
+    // A client as the README has it: it keeps the event with the highest version; another keeps the highest maxBlock.
+    let byVersion: MarketChanged | undefined;
+    let byMaxBlock: MarketChanged | undefined;
+    hub.on('marketChanged', (event: MarketChanged) => {
+      if (!byVersion || event.version > byVersion.version) byVersion = event;
+      if (!byMaxBlock || BigInt(event.maxBlock) >= BigInt(byMaxBlock.maxBlock)) byMaxBlock = event;
+    });
+    const editionId = BigInt((await hatchery.json<Page<{ id: string }>>('/editions')).items[0]!.id);
+    const settled = (await hatchery.json<Page<unknown>>('/marketplace/listings')).totalCount;
+
+    const snapshot = await chain.snapshot();
+    const minted = await act.mint(alice, editionId, 0, 'Doomed');
+    const listed = await act.list(alice, minted.tokenId, ether);
+    await waitFor(() => market.some((event) => event.maxBlock === String(listed.blockNumber)), 'the doomed listing’s marketChanged', 15_000);
+    const doomed = market.find((event) => event.maxBlock === String(listed.blockNumber))!;
+    expect(doomed.count).toBe(settled + 1);
+
+    // The same heights again, holding other transactions: Ponder reverts the listing.
+    await chain.revert(snapshot);
+    await act.transferToken(admin, alice, 5n);
+    await chain.mine(1);
+    const revertedAt = Date.now();
+    await waitFor(() => byVersion !== undefined && byVersion.version > doomed.version, 'a marketChanged after the reorg', 20_000);
+    figures.push(`reorg: marketChanged ${Date.now() - revertedAt} ms after the new head (the revert names no table; the 5 s fallback read sees it)`);
+    expect(byVersion!.count).toBe(settled);
+    expect(BigInt(byVersion!.maxBlock)).toBeLessThan(BigInt(doomed.maxBlock));
+    // The listings the README's client reloads (with its version as v) are the chain's after the reorg.
+    const reloaded = await hatchery.json<Page<{ tokenId: string }>>(`/marketplace/listings?pageSize=100&v=${byVersion!.version}`);
+    expect(reloaded.totalCount).toBe(byVersion!.count);
+    expect(reloaded.items.map((item) => item.tokenId)).not.toContain(String(minted.tokenId));
+    // Ordering by maxBlock, as the README once said, would have kept the reorged-out state.
+    expect(byMaxBlock!.count).toBe(settled + 1);
+  }, 60_000);
+}
