@@ -1,12 +1,15 @@
+import pg from 'pg';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { Address } from 'viem';
 import { createClient, indexedBlocks } from '../../packages/client/src/index';
 import { connectHub, record, waitFor, type Hub } from '../realtime/support';
 import { hatcheryAbi, hatchTokenAbi } from './app/abis';
 import { besidePonder, type BesidePonder } from './beside-ponder';
-import type { Layout } from './chain';
+import { spawnPonder, type Layout } from './chain';
 
 type MarketChanged = { count: number; maxBlock: string; version: number };
+type Chains = { chainId: number; block: string; lagSeconds: number; ready: boolean }[];
+type Health = { indexer: 'unknown' | { chains: Chains } };
 type Page<T> = { items: T[]; totalCount: number };
 
 const ether = 10n ** 18n;
@@ -258,4 +261,76 @@ export function besidePonderSuite(layout: Layout) {
     // Ordering by maxBlock, as the README once said, would have kept the reorged-out state.
     expect(byMaxBlock!.count).toBe(settled + 1);
   }, 60_000);
+
+  it(
+    layout === 'views'
+      ? 'keeps serving the live deployment while a new one backfills behind the views, then follows it'
+      : 'reports a backfill as not ready, with its lag, until Ponder has caught up',
+    async () => {
+      const head = await setup.chain.blockNumber();
+      const schema = layout === 'views' ? 'indexer_v2' : 'indexer_backfill';
+      const next = await spawnPonder({ databaseUrl: setup.databaseUrl, layout, ...(layout === 'views' ? { deploymentSchema: schema } : { schema }), chain: setup.chain, contracts: setup.contracts });
+      const seen: string[] = [];
+      try {
+        // The direct layout's second indexer is read as Hatchery would read it with INDEXER_SCHEMA=indexer_backfill.
+        const observe = async (): Promise<Health['indexer']> => {
+          if (layout === 'views') return (await setup.hatchery.json<Health>('/health')).indexer;
+          const previous = process.env.INDEXER_SCHEMA;
+          process.env.INDEXER_SCHEMA = schema;
+          try {
+            const { readFreshness } = await import('@hatchery/core/indexer/freshness');
+            const client = new pg.Client({ connectionString: setup.databaseUrl });
+            await client.connect();
+            try {
+              return await readFreshness(client);
+            } finally {
+              await client.end();
+            }
+          } finally {
+            if (previous === undefined) delete process.env.INDEXER_SCHEMA;
+            else process.env.INDEXER_SCHEMA = previous;
+          }
+        };
+        const newReady = async () =>
+          (await setup.sql<{ ready: boolean }>(`SELECT (value->>'is_ready') = '1' AS ready FROM "${schema}"._ponder_meta WHERE key = 'app'`).catch(() => []))[0]?.ready === true;
+        const deadline = Date.now() + 60_000;
+        let done = false;
+        while (!done) {
+          if (Date.now() > deadline) throw new Error(`the second Ponder did not catch up: ${next.logs().slice(-10).join('\n')}`);
+          const ready = await newReady();
+          const indexer = await observe();
+          // Ready once the backfill reaches the finalized block; caught up once live indexing reaches the head too.
+          done = ready && (layout === 'views' || (indexer !== 'unknown' && BigInt(indexer.chains[0]!.block) >= head));
+          const text = JSON.stringify(indexer);
+          if (seen.at(-1) !== text) seen.push(text);
+          if (layout === 'views') {
+            // Whatever the new deployment is doing, the readers' schema is the live one's: caught up and ready.
+            expect(indexer).not.toBe('unknown');
+            expect((indexer as { chains: Chains }).chains[0]).toMatchObject({ chainId: 31337, ready: true });
+          }
+          await new Promise((resolve) => setTimeout(resolve, 5));
+        }
+        const shown = seen.length > 6 ? [...seen.slice(0, 5), '…', seen.at(-1)!] : seen;
+        figures.push(`/health while a second deployment backfilled ${head} blocks (${layout}): ${shown.join(' → ')}`);
+        if (layout === 'views') {
+          // Once ready, Ponder points the views at the new deployment, and Hatchery reads it from then on.
+          await waitFor(async () => ((await setup.sql<{ definition: string }>(`SELECT definition FROM pg_views WHERE schemaname = 'indexer' AND viewname = 'listings'`))[0]?.definition ?? '').includes(schema), 'the views to move', 20_000);
+          expect((await setup.hatchery.json<Page<unknown>>('/marketplace/listings')).totalCount).toBeGreaterThan(0);
+        } else {
+          const parsed = seen.map((text) => JSON.parse(text) as Health['indexer']);
+          const last = parsed.at(-1) as { chains: Chains };
+          expect(last.chains[0]).toMatchObject({ chainId: 31337, ready: true });
+          expect(BigInt(last.chains[0]!.block)).toBeGreaterThanOrEqual(head);
+          // Until its tables existed its freshness was unknown, not an error; then a backfill, not ready, behind the chain.
+          expect(parsed[0]).toBe('unknown');
+          const backfilling = parsed.filter((each): each is { chains: Chains } => each !== 'unknown' && !each.chains[0]!.ready);
+          expect(backfilling.length).toBeGreaterThan(0);
+          expect(BigInt(backfilling[0]!.chains[0]!.block)).toBeLessThan(head);
+        }
+      } finally {
+        await next.stop();
+      }
+    },
+    90_000,
+  );
 }
