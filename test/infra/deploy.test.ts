@@ -162,6 +162,19 @@ describe('the realtime hub', () => {
       expect(lambdaConfig(fn).WEBSOCKET_MANAGEMENT_ENDPOINT, route.routeKey).toBe(managementEndpoint);
     }
   });
+
+  it('gives $default a route response, so what its function returns (a ping’s answer, a completion) goes back to the caller', () => {
+    const result = deployed('dev');
+    const hubRoutes = ofType(result, 'aws:apigatewayv2/route:Route').filter((route) => inputs(route).apiId === hubApi(result).id);
+    const responses = ofType(result, 'aws:apigatewayv2/routeResponse:RouteResponse').map((response) => inputs<{ apiId: string; routeId: string; routeResponseKey: string }>(response));
+    for (const route of hubRoutes) {
+      const { routeKey, routeResponseSelectionExpression } = inputs<{ routeKey: string; routeResponseSelectionExpression?: string }>(route);
+      const answersInPlace = wsRoutes.some((each) => each.routeKey === routeKey && 'answersInPlace' in each && each.answersInPlace);
+      expect(routeResponseSelectionExpression, routeKey).toBe(answersInPlace ? '$default' : undefined);
+      expect(responses.filter((response) => response.routeId === route.id), routeKey).toEqual(answersInPlace ? [{ apiId: hubApi(result).id, routeId: route.id, routeResponseKey: '$default' }] : []);
+    }
+    expect(responses).toHaveLength(1);
+  });
 });
 
 describe('every function', () => {

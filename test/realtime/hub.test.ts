@@ -1,6 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createIndexerSchema } from '@hatchery/core/indexer/schema';
+import { limits } from '@hatchery/core/limits';
 import { connectionStore } from '@hatchery/core/realtime/connections';
+import { connectEvents, eventsKeepAliveMs, eventsServerTimeoutMs } from '../../packages/client/src/events';
 import type { NegotiateResponse } from '@hatchery/core/realtime/protocol';
 import { startTestStack, type TestStack } from '../support/stack';
 import { anyVersion, connectHub, indexer, record, sleep, waitFor, wallet, type Hub } from './support';
@@ -143,6 +145,37 @@ describe.each([
     await sleep(1_500);
     expect(closed).toBeUndefined();
     expect(hub.state).toBe('Connected');
+  });
+});
+
+describe('the typed client’s keepalive', () => {
+  it('defaults to a ping every 4 minutes and a 9-minute server timeout, inside API Gateway’s 10-minute idle timeout', () => {
+    expect(eventsKeepAliveMs).toBe(4 * 60_000);
+    expect(eventsKeepAliveMs).toBeLessThan(limits.hub.idleTimeoutMs / 2);
+    expect(eventsServerTimeoutMs).toBeGreaterThan(2 * eventsKeepAliveMs);
+    expect(eventsServerTimeoutMs).toBeLessThan(limits.hub.idleTimeoutMs);
+  });
+
+  it('stays connected across several keepalive periods, and knows the hub dead within its server timeout once it stops answering', async () => {
+    const before = new Set(stack.hub.connections.keys());
+    const events = await connectEvents({ baseUrl: stack.url, keepAliveMs: 100, serverTimeoutMs: 500, reconnectDelaysMs: [60_000] });
+    try {
+      const connection = events.connection as unknown as Hub;
+      let lost: number | undefined;
+      connection.onreconnecting(() => (lost ??= Date.now()));
+      await sleep(1_500);
+      expect(lost).toBeUndefined();
+      expect(connection.state).toBe('Connected');
+
+      // The hub's side of the connection stops reading: no ping is answered, and the socket stays open.
+      const id = [...stack.hub.connections.keys()].find((key) => !before.has(key))!;
+      const stoppedAt = Date.now();
+      stack.hub.connections.get(id)!.socket.pause();
+      await waitFor(() => lost !== undefined, 'the client to call the connection dead', 5_000);
+      expect(lost! - stoppedAt).toBeLessThanOrEqual(500 + 250);
+    } finally {
+      await events.close();
+    }
   });
 });
 

@@ -9,7 +9,7 @@ import {
 } from '@aws-sdk/client-apigatewaymanagementapi';
 import { pino } from 'pino';
 import { WebSocket } from 'ws';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createIndexerSchema } from '@hatchery/core/indexer/schema';
 import { limits } from '@hatchery/core/limits';
 import { connectionStore, shardOf } from '@hatchery/core/realtime/connections';
@@ -99,6 +99,23 @@ describe('the handshake', () => {
     const client = await raw();
     client.send(`{"type":6}${RS}`);
     expect(await client.next()).toBe(`{"type":6}${RS}`);
+  });
+
+  it('answers pings and completions in place, as $default’s return value; only the handshake’s answer is a management API post', async () => {
+    const send = vi.spyOn(ApiGatewayManagementApiClient.prototype, 'send');
+    try {
+      const postsTo = (id: string) =>
+        send.mock.calls.filter(([command]) => command instanceof PostToConnectionCommand && (command.input as { ConnectionId?: string }).ConnectionId === id).length;
+      const client = await raw();
+      expect(postsTo(client.id)).toBe(1);
+      client.send(`{"type":6}${RS}`);
+      expect(await client.next()).toBe(`{"type":6}${RS}`);
+      client.send(`{"type":1,"invocationId":"7","target":"Subscribe","arguments":["${wallet(61)}"]}${RS}{"type":6}${RS}`);
+      expect(await client.next()).toBe(`{"type":3,"invocationId":"7"}${RS}{"type":6}${RS}`);
+      expect(postsTo(client.id)).toBe(1);
+    } finally {
+      send.mockRestore();
+    }
   });
 
   it('sends no event before the handshake is answered (a SignalR client fails on any other first message), and events after it', async () => {

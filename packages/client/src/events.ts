@@ -160,13 +160,31 @@ export interface ConnectOptions {
   logLevel?: LogLevel;
   /** Passed to @microsoft/signalr's withUrl (transport, skipNegotiation, headers…). */
   connection?: IHttpConnectionOptions;
+  /** How often the client pings the hub (default eventsKeepAliveMs, 4 minutes). */
+  keepAliveMs?: number;
+  /** Silence from the hub after which the connection is dead and reconnects (default eventsServerTimeoutMs, 9 minutes; above twice keepAliveMs). */
+  serverTimeoutMs?: number;
 }
+
+/**
+ * How often the client pings, and how long it waits for the hub before it
+ * calls the connection dead. API Gateway closes a connection after 10
+ * minutes without a message (and after 2 hours in all, which the reconnect
+ * covers), so a ping every 4 minutes keeps it open; each ping is a request
+ * on the account's throttle and an invocation, so SignalR's default of 15 s
+ * costs 16 times as much. The hub answers every ping, so its silence for more
+ * than two keepalive periods (9 minutes) means it is gone.
+ */
+export const eventsKeepAliveMs = 4 * 60_000;
+export const eventsServerTimeoutMs = 9 * 60_000;
 
 /** Connects to the hub with @microsoft/signalr, reconnecting forever with the subscriptions restored. */
 export async function connectEvents(options: ConnectOptions): Promise<Events> {
   const delays = options.reconnectDelaysMs ?? [0, 1_000, 2_000, 5_000, 10_000, 30_000];
   const connection = new HubConnectionBuilder()
     .withUrl(`${options.baseUrl.replace(/\/+$/, '')}${hubPath}`, options.connection ?? {})
+    .withKeepAliveInterval(options.keepAliveMs ?? eventsKeepAliveMs)
+    .withServerTimeout(options.serverTimeoutMs ?? eventsServerTimeoutMs)
     .withAutomaticReconnect({ nextRetryDelayInMilliseconds: ({ previousRetryCount }) => delays[Math.min(previousRetryCount, delays.length - 1)] ?? 30_000 })
     .configureLogging(options.logLevel ?? LogLevel.None)
     .build();

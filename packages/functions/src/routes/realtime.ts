@@ -23,12 +23,18 @@ export const realtimeRoutes = {
 export interface WsRoute {
   routeKey: '$connect' | '$disconnect' | '$default';
   handler: `packages/functions/src/${string}.handler`;
+  /**
+   * The route has a route response ("two-way communication"): the body the
+   * function returns goes back to the caller, with no management API call.
+   * infra/hub.ts creates it; the local gateway sends the body the same way.
+   */
+  answersInPlace?: true;
 }
 
 export const wsRoutes = [
   { routeKey: '$connect', handler: 'packages/functions/src/ws/connect.handler' },
   { routeKey: '$disconnect', handler: 'packages/functions/src/ws/disconnect.handler' },
-  { routeKey: '$default', handler: 'packages/functions/src/ws/default.handler' },
+  { routeKey: '$default', handler: 'packages/functions/src/ws/default.handler', answersInPlace: true },
 ] as const satisfies readonly WsRoute[];
 
 /** The fan-out function, invoked asynchronously by the listener once per connection shard of a broadcast (infra and the local stack). */

@@ -22,14 +22,20 @@ function groupsOf(connectionId: string): HubGroups {
 const text = (event: WsEvent) => (event.isBase64Encoded ? Buffer.from(event.body ?? '', 'base64').toString('utf8') : (event.body ?? ''));
 
 /**
- * $default: every message of a hub client (SignalR JSON hub protocol). The
- * answers go back through the management API, as there is no response
- * channel on a WebSocket route, in as many posts as its payload limit needs;
- * a malformed message closes the connection.
+ * $default: every message of a hub client (SignalR JSON hub protocol). An
+ * answer that fits one message (a ping's, an invocation's completion) is the
+ * function's return value, which the route response sends back to the
+ * caller: no management API call, no second request on the account's
+ * throttle. The rest go through the management API, in as many posts as its
+ * payload limit needs: the handshake's answer, because it must be out before
+ * the connection joins the broadcasts (a returned body leaves only after the
+ * function has returned, by when a broadcast could have overtaken it); and a
+ * malformed message's close, which follows its answer.
  */
 export const handler = wsHandler(async (event, context) => {
   const { connectionId } = event.requestContext;
   const outcome = repliesAsPosts(await handleMessage(text(event), groupsOf(connectionId), context.log), limits.hub.managementPayloadBytes);
+  if (!outcome.handshaken && !outcome.close && outcome.replies.length <= 1) return { statusCode: 200, ...(outcome.replies[0] !== undefined && { body: outcome.replies[0] }) };
   const connections = hubConnections(managementClient(managementEndpoint(event.requestContext)));
   for (const post of outcome.replies) {
     if ((await connections.post(connectionId, post)) === 'gone') return { statusCode: 200 };

@@ -118,12 +118,21 @@ export function websocketApi(options: { path: string; routes: readonly WsRoute[]
     return handler(event, lambdaContext(routeKey));
   }
 
+  /** A route with a route response sends the body its function returned back to the caller, as API Gateway does. */
+  const answersInPlace = new Set(options.routes.filter((route) => route.answersInPlace).map((route) => route.routeKey));
+  function answer(id: string, routeKey: RouteKey, result: unknown): void {
+    if (!answersInPlace.has(routeKey)) return;
+    const body = typeof result === 'object' && result !== null ? (result as WsResult).body : undefined;
+    const socket = live.get(id)?.socket;
+    if (typeof body === 'string' && body !== '' && socket && socket.readyState === socket.OPEN) socket.send(body);
+  }
+
   /** Runs a connection's events in arrival order; the last one ($disconnect) leaves nothing queued. */
   function enqueue(id: string, routeKey: RouteKey, event: WsEvent): void {
     const next = (queues.get(id) ?? Promise.resolve())
       .then(() => invoke(routeKey, event))
       .then(
-        () => undefined,
+        (result) => answer(id, routeKey, result),
         (error: unknown) => log.error({ err: error, routeKey, connectionId: id }, 'websocket handler failed'),
       );
     queues.set(id, next);
