@@ -5,8 +5,12 @@ import * as signalR from '@microsoft/signalr';
 const url = process.env.HATCHERY_URL ?? 'http://127.0.0.1:3000';
 const wallet = process.argv[2] ?? '0x0000000000000000000000000000000000000001';
 
+// A ping every 4 minutes keeps API Gateway's connection open (10 minutes idle) at a 16th of SignalR's default cost;
+// the hub answers each, so more than two periods of silence means it is gone.
 const hub = new signalR.HubConnectionBuilder()
   .withUrl(`${url}/hubs/events`)
+  .withKeepAliveInterval(4 * 60_000)
+  .withServerTimeout(9 * 60_000)
   .withAutomaticReconnect()
   .configureLogging(signalR.LogLevel.Warning)
   .build();

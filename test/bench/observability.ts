@@ -1,11 +1,11 @@
-import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { marketChangedMessage } from '@hatchery/core/realtime/events';
 import { httpRoutes } from '@hatchery/functions/routes';
 import { fanOutHandler } from '@hatchery/functions/routes/realtime';
 import { bundleHandlers, httpEvent, probe, repositoryRoot, stackBacking, tracingEnvironment, xrayDaemon, type Bundle, type Probe } from '../operations/lambda';
+import { exportBaseline, summarize } from './baseline';
 import type { BenchSection } from './context';
 
 /**
@@ -24,33 +24,12 @@ const targets = [
   { label: 'fan-out, empty shard', handler: fanOutHandler, route: undefined },
 ];
 
-/** The baseline's packages, exported from git into `dir` (no checkout, no change to the repository). */
-function exportBaseline(dir: string): string {
-  const commit = execFileSync('git', ['rev-parse', '--short', baselineRef], { cwd: repositoryRoot, encoding: 'utf8' }).trim();
-  mkdirSync(dir, { recursive: true });
-  execFileSync('sh', ['-c', `git archive ${commit} packages | tar -x -C ${JSON.stringify(dir)}`], { cwd: repositoryRoot });
-  return commit;
-}
-
-const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
-
-function summarize(probes: Probe[]): Probe {
-  const failed = probes.find((each) => each.error);
-  if (failed) return failed;
-  return {
-    importMs: median(probes.map((each) => each.importMs)),
-    firstCallMs: median(probes.map((each) => each.firstCallMs)),
-    warmCpuUs: median(probes.map((each) => each.warmCpuUs ?? 0)),
-    statusCode: probes.at(-1)!.statusCode,
-  };
-}
-
 export const observabilityBench: BenchSection = async ({ stack }) => {
   const workdir = mkdtempSync(join(tmpdir(), 'hatchery-observability-'));
   const daemon = await xrayDaemon();
   try {
     const baselineDir = join(workdir, 'baseline');
-    const commit = exportBaseline(baselineDir);
+    const commit = exportBaseline(baselineDir, baselineRef);
     const head = await bundleHandlers(
       targets.map((target) => target.handler),
       join(workdir, 'head'),
