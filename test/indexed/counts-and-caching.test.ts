@@ -72,10 +72,10 @@ describe('the count cache', () => {
 describe('count statements', () => {
   it('count listings from the base table unless the filter names a joined field', () => {
     const plain = buildPageStatements(listingsSource, request(), activeListings);
-    expect(plain.count.text).toBe('SELECT count(*) AS total_count FROM indexer.listings l WHERE l.status = $1');
+    expect(plain.count.text).toBe('SELECT count(*) AS total_count FROM "indexer".listings l WHERE l.status = $1');
     expect(buildPageStatements(listingsSource, request({ filter: 'seller=0xab,price>5' }), activeListings).count.text).not.toMatch(/JOIN/);
     for (const filter of ['rarity=1', 'price>5|editionName=*a', 'gender=1', 'EDITIONID=2']) {
-      expect(buildPageStatements(listingsSource, request({ filter }), activeListings).count.text, filter).toMatch(/LEFT JOIN indexer\.nfts n .* LEFT JOIN indexer\.editions e/s);
+      expect(buildPageStatements(listingsSource, request({ filter }), activeListings).count.text, filter).toMatch(/LEFT JOIN "indexer"\.nfts n .* LEFT JOIN "indexer"\.editions e/s);
     }
     expect(buildPageStatements(listingsSource, request(), activeListings).page.text).toMatch(/LEFT JOIN/);
   });

@@ -1,5 +1,6 @@
 import pg from 'pg';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import { indexerTable } from '@hatchery/core/indexer/names';
 import { limits } from '@hatchery/core/limits';
 import { startTestStack, type TestStack } from '../support/stack';
 import { above64, createSchema, getJson, insertRows, wallet } from './support';
@@ -8,7 +9,7 @@ let stack: TestStack;
 /** Every statement any pg client in this process sends: the handlers run in-process behind the local gateway. */
 const statements = vi.spyOn(pg.Client.prototype, 'query');
 /** Summary rounds: the only statement that reads token_transfers. */
-const summaryRounds = () => statements.mock.calls.filter(([text]) => typeof text === 'string' && text.includes('indexer.token_transfers')).length;
+const summaryRounds = () => statements.mock.calls.filter(([text]) => typeof text === 'string' && text.includes(indexerTable('token_transfers'))).length;
 
 /** Moves the process clock past the cache lifetime (Date only, then frozen; timers and sockets keep real time). */
 const pastCacheLifetime = () => {

@@ -365,9 +365,13 @@ describe.each<Layout>(['direct', 'views'])('Ponder, %s layout', (layout) => {
     // Two blocks indexed, two reorganised away, two indexed again: the revert itself notifies nothing, so the
     // `listings` and `nfts` it changed appear in no payload after it. (Nor does _ponder_checkpoint go back: its
     // latest block stays the old head's number until the new head is indexed, so wait for the NOTIFYs here.)
+    // A block may also be notified `[]` (under load, the views layout's deployment sometimes sends one more): what counts is
+    // which tables are named.
     for (const channel of channels) {
       await notifications.waitFor(channel, seen + 4);
-      expect(notifications.payloads(channel).slice(seen)).toEqual([['editions', 'nfts'], ['listings'], ['token_transfers'], []]);
+      const named = () => notifications.payloads(channel).slice(seen).filter((payload) => payload.length > 0);
+      for (let waited = 0; !named().some((payload) => payload.includes('token_transfers')) && waited < 10_000; waited += 20) await new Promise((resolve) => setTimeout(resolve, 20));
+      expect(named()).toEqual([['editions', 'nfts'], ['listings'], ['token_transfers']]);
     }
     expect(await sql('SELECT * FROM indexer.nfts WHERE token_id = $1', [String(minted.tokenId)])).toEqual([]);
     expect(await sql('SELECT id FROM indexer.token_transfers WHERE id = $1', [replaced.logIds.Transfer![0]])).toHaveLength(1);

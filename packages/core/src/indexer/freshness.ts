@@ -2,10 +2,11 @@ import * as z from 'zod';
 import { db, isMissingRelation, type Queryable } from '../db';
 import { limits } from '../limits';
 import { indexerTable } from './names';
+import { bigIntString } from './wire';
 
 export const chainFreshnessSchema = z.object({
   chainId: z.number().int().describe('The chain, by its EIP-155 id.'),
-  block: z.string().regex(/^[0-9]+$/).describe('The last block the indexer has indexed on this chain.'),
+  block: bigIntString.describe('The last block the indexer has indexed on this chain.'),
   blockTimestamp: z.string().describe("That block's time, ISO 8601 UTC."),
   lagSeconds: z.number().int().describe("Seconds from that block's time to now: how far behind the chain the data may be."),
   ready: z.boolean().describe('Whether the indexer has finished its backfill and indexes live. Until then the data is partial.'),
