@@ -193,6 +193,23 @@ describe('npm start', () => {
     expect(existsSync(join(dataDir, 'stack.json'))).toBe(false);
   }, 60_000);
 
+  for (const victim of ['npm', 'the sh npm runs the script with'] as const) {
+    it(`SIGKILL to ${victim} stops everything within a second or two`, async () => {
+      const started = npm(['start', '--silent'], baseEnv(port, dataDir));
+      await untilReady(started);
+      const npmPid = started.child.pid!;
+      const shell = Number(execFileSync('ps', ['-o', 'pid=', '--ppid', String(npmPid)], { encoding: 'utf8' }).trim().split('\n')[0]);
+      expect(execFileSync('ps', ['-o', 'args=', '-p', String(shell)], { encoding: 'utf8' })).toMatch(/^sh -c /);
+      const killedAt = Date.now();
+      process.kill(victim === 'npm' ? npmPid : shell, 'SIGKILL');
+      // npm's process group outlives npm itself: what is left is looked for by data dir and group alike.
+      while (processesOf(dataDir, npmPid).length > 0 && Date.now() - killedAt < 10_000) await new Promise((resolve) => setTimeout(resolve, 50));
+      expect(processesOf(dataDir, npmPid)).toEqual([]);
+      expect(Date.now() - killedAt).toBeLessThan(2_500);
+      expect(existsSync(join(dataDir, 'stack.json'))).toBe(false);
+    }, 120_000);
+  }
+
   it('Ctrl-C (SIGINT to the whole process group) stops everything with no warning, and the data is kept', async () => {
     const again = npm(['start', '--silent'], baseEnv(port, dataDir));
     await untilReady(again);
