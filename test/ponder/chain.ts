@@ -14,12 +14,12 @@ import { createHash } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import pg from 'pg';
+import { freePort } from '@hatchery/local/ports';
 import {
   createPublicClient,
   createTestClient,
@@ -36,6 +36,8 @@ import {
 } from 'viem';
 import { hardhat } from 'viem/chains';
 import { hatcheryAbi, hatchTokenAbi } from './app/abis';
+
+export { freePort };
 
 const here = dirname(fileURLToPath(import.meta.url));
 export const appDir = join(here, 'app');
@@ -132,19 +134,6 @@ function spawnGroup(command: string, args: string[], options: { cwd: string; env
       await exited;
     },
   };
-}
-
-/** A TCP port free on 127.0.0.1 right now. */
-export function freePort(): Promise<number> {
-  return new Promise((resolvePort, reject) => {
-    const server = createServer();
-    server.unref();
-    server.on('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() => (typeof address === 'object' && address ? resolvePort(address.port) : reject(new Error('no port'))));
-    });
-  });
 }
 
 /** Resolves once `ready()` is true; rejects when the child exits first or `timeoutMs` passes, with its last log lines. */
