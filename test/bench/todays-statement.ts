@@ -1,3 +1,4 @@
+import { orderBySql } from '@hatchery/core/query/compile';
 import { compilePage, type ListSource, type PageQuery, type ServerConditions, type Statement } from '@hatchery/core/query/paging';
 
 /**
@@ -6,7 +7,8 @@ import { compilePage, type ListSource, type PageQuery, type ServerConditions, ty
  * lateral page query, in one round trip.
  */
 export function todaysStatement(source: ListSource, request: PageQuery, serverConditions?: ServerConditions): Statement {
-  const { where, orderBy, params } = compilePage(source, request, serverConditions);
+  const { where, terms, params } = compilePage(source, request, serverConditions);
+  const orderBy = orderBySql(terms);
   const from = source.joins ? `${source.table} ${source.joins}` : source.table;
   const limit = params.add(request.pageSize);
   const offset = params.add((request.page - 1) * request.pageSize);

@@ -11,7 +11,7 @@ const fields = {
   active: { sql: 'active_col', type: 'boolean' },
 } as const satisfies FieldMap;
 
-const order: OrderSpec = { defaultOrder: [{ field: 'id', direction: 'asc' }], tieBreaker: { sql: 'id_col', direction: 'asc' } };
+const order: OrderSpec = { defaultOrder: [{ field: 'id', direction: 'asc' }], tieBreaker: { sql: 'id_col', direction: 'asc', type: 'bigint' } };
 
 function compile(filter: string) {
   const params = new Params();

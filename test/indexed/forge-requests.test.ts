@@ -83,6 +83,7 @@ describe('GET /accounts/{address}/forge-requests', () => {
       totalCount: 6,
       page: 1,
       pageSize: 3,
+      nextCursor: expect.any(String),
     });
   });
 

@@ -163,6 +163,7 @@ describe('GET /marketplace/listings', () => {
       totalCount: 6,
       page: 1,
       pageSize: 2,
+      nextCursor: expect.any(String),
     });
     const priced = await getPage<ListingDto>(stack, '/marketplace/listings', { filter: 'tokenId=2' });
     expect(priced.items[0]!.price).toBe('18446744073709551623');

@@ -133,6 +133,7 @@ describe('GET /accounts/{address}/nfts', () => {
       totalCount: 9,
       page: 1,
       pageSize: 2,
+      nextCursor: expect.any(String),
     });
   });
 

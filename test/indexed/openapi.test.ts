@@ -67,11 +67,11 @@ describe('/openapi.json', () => {
       expect(operation.security).toEqual([]);
       const parameters = operation.parameters.map((p: { name: string; in: string }) => `${p.in}:${p.name}`).sort();
       expect(parameters, route.path).toEqual(
-        [...(expected.address ? ['path:address'] : []), ...(expected.paged ? ['query:filter', 'query:orderBy', 'query:page', 'query:pageSize', 'query:v'] : [])].sort(),
+        [...(expected.address ? ['path:address'] : []), ...(expected.paged ? ['query:after', 'query:filter', 'query:orderBy', 'query:page', 'query:pageSize', 'query:v'] : [])].sort(),
       );
       const schema = operation.responses['200'].content['application/json'].schema;
       const item = expected.paged ? schema.properties.items.items : schema;
-      if (expected.paged) expect(Object.keys(schema.properties).sort()).toEqual(['items', 'page', 'pageSize', 'totalCount']);
+      if (expected.paged) expect(Object.keys(schema.properties).sort()).toEqual(['items', 'nextCursor', 'page', 'pageSize', 'totalCount']);
       expect(Object.keys(item.properties), route.path).toEqual(expected.fields);
       expect([...item.required].sort(), route.path).toEqual([...expected.required].sort());
       expect(Object.keys(operation.responses).sort()).toEqual(

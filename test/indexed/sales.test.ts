@@ -78,6 +78,7 @@ describe('GET /transparency/sales', () => {
       totalCount: 6,
       page: 2,
       pageSize: 2,
+      nextCursor: expect.any(String),
     });
     const first = await getPage<SaleDto>(stack, '/transparency/sales', { pageSize: '1' });
     expect(first.items).toStrictEqual([

@@ -98,6 +98,7 @@ describe('GET /accounts/{address}/staking', () => {
       totalCount: 5,
       page: 1,
       pageSize: 1,
+      nextCursor: expect.any(String),
     });
   });
 

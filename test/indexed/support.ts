@@ -42,15 +42,18 @@ export interface Page<T> {
   totalCount: number;
   page: number;
   pageSize: number;
+  nextCursor?: string;
 }
 
-/** A 200 page, asserting the envelope on the way. */
+/** A 200 page, asserting the envelope on the way: nextCursor exactly while more rows follow. */
 export async function getPage<T>(stack: TestStack, path: string, query: Record<string, string> = {}): Promise<Page<T>> {
   const { status, headers, body } = await getJson(stack, path, query);
   expect(status, JSON.stringify(body)).toBe(200);
   expect(headers.get('content-type')).toBe('application/json');
-  expect(Object.keys(body).sort()).toEqual(['items', 'page', 'pageSize', 'totalCount']);
-  return body as Page<T>;
+  const page = body as Page<T>;
+  const more = !query.after && page.items.length > 0 && (page.page - 1) * page.pageSize + page.items.length < page.totalCount;
+  expect(Object.keys(body).sort()).toEqual(['items', ...(more || (query.after && page.nextCursor) ? ['nextCursor'] : []), 'page', 'pageSize', 'totalCount']);
+  return page;
 }
 
 /** Walks every page at `pageSize` and returns the items in the order served, checking totalCount on each page. */

@@ -51,6 +51,12 @@ export interface Client {
   linkWallet(signer: WalletSigner, options?: LinkOptions): Promise<LinkOutcome>;
   /** See wallet.ts requireWalletLinked. */
   requireWalletLinked(options?: { address?: string; signal?: AbortSignal }): Promise<LinkedAccount>;
+  /**
+   * Every item of a list, in its order, page after page by cursor (`nextCursor` as `after`) until the last:
+   * `for await (const sale of client.walk('listSales', { filter }))`. Rows indexed meanwhile that sort
+   * after the position reached are met; none is met twice.
+   */
+  walk<K extends ListRouteName>(name: K, input?: WalkInput<K>, options?: CallOptions): AsyncIterable<ListItem<K>>;
   /** See freshness.ts waitForIndexedBlock: resolves with the indexed block once it is at least `block`. */
   waitForIndexedBlock(block: bigint | number | string, options?: IndexWaitOptions): Promise<bigint>;
 }
@@ -86,6 +92,21 @@ async function call(options: ClientOptions, name: RouteName, input: Record<strin
   return options.validate ? options.validate(name, body) : body;
 }
 
+type ListItem<K extends ListRouteName> = RouteOutput<K> extends { items: readonly (infer T)[] } ? T : never;
+type WalkInput<K extends ListRouteName> = Omit<RouteInput<K>, 'page' | 'after'>;
+
+async function* walk<K extends ListRouteName>(options: ClientOptions, name: K, input?: WalkInput<K>, callOptions?: CallOptions): AsyncGenerator<ListItem<K>> {
+  let after: string | undefined;
+  do {
+    const page = (await call(options, name, { ...(input as Record<string, unknown>), ...(after !== undefined && { after }) }, callOptions)) as {
+      items: ListItem<K>[];
+      nextCursor?: string;
+    };
+    yield* page.items;
+    after = page.nextCursor;
+  } while (after !== undefined);
+}
+
 export function createClient(options: ClientOptions): Client {
   const api = Object.fromEntries(
     Object.keys(wireRoutes).map((name) => [name, (input?: Record<string, unknown>, callOptions?: CallOptions) => call(options, name as RouteName, input, callOptions)]),
@@ -96,6 +117,7 @@ export function createClient(options: ClientOptions): Client {
     linkWallet: (signer, linkOptions) => linkWallet(client, signer, linkOptions),
     requireWalletLinked: (gateOptions) => requireWalletLinked(client, gateOptions),
     waitForIndexedBlock: (block, waitOptions) => waitForIndexedBlock(client, block, waitOptions),
+    walk: (name, input, callOptions) => walk(options, name, input, callOptions),
   };
   return client;
 }

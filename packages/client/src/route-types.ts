@@ -9,6 +9,7 @@ export interface RouteTypes {
       pageSize: number;
       filter?: string | undefined;
       orderBy?: string | undefined;
+      after?: string | undefined;
       v?: string | undefined;
     };
     response: {
@@ -31,6 +32,7 @@ export interface RouteTypes {
       totalCount: number;
       page: number;
       pageSize: number;
+      nextCursor?: string | undefined;
     };
     fields: {
       readonly id: 'bigint';
@@ -105,6 +107,7 @@ export interface RouteTypes {
       pageSize: number;
       filter?: string | undefined;
       orderBy?: string | undefined;
+      after?: string | undefined;
       v?: string | undefined;
     };
     response: {
@@ -126,6 +129,7 @@ export interface RouteTypes {
       totalCount: number;
       page: number;
       pageSize: number;
+      nextCursor?: string | undefined;
     };
     fields: {
       readonly tokenId: 'bigint';
@@ -145,6 +149,7 @@ export interface RouteTypes {
       pageSize: number;
       filter?: string | undefined;
       orderBy?: string | undefined;
+      after?: string | undefined;
       v?: string | undefined;
     };
     response: {
@@ -168,6 +173,7 @@ export interface RouteTypes {
       totalCount: number;
       page: number;
       pageSize: number;
+      nextCursor?: string | undefined;
     };
     fields: {
       readonly tokenId: 'bigint';
@@ -193,6 +199,7 @@ export interface RouteTypes {
       pageSize: number;
       filter?: string | undefined;
       orderBy?: string | undefined;
+      after?: string | undefined;
       v?: string | undefined;
     };
     response: {
@@ -208,6 +215,7 @@ export interface RouteTypes {
       totalCount: number;
       page: number;
       pageSize: number;
+      nextCursor?: string | undefined;
     };
     fields: {
       readonly status: 'text';
@@ -229,6 +237,7 @@ export interface RouteTypes {
       pageSize: number;
       filter?: string | undefined;
       orderBy?: string | undefined;
+      after?: string | undefined;
       v?: string | undefined;
     };
     response: {
@@ -243,6 +252,7 @@ export interface RouteTypes {
       totalCount: number;
       page: number;
       pageSize: number;
+      nextCursor?: string | undefined;
     };
     fields: {
       readonly status: 'text';
@@ -275,6 +285,7 @@ export interface RouteTypes {
       pageSize: number;
       filter?: string | undefined;
       orderBy?: string | undefined;
+      after?: string | undefined;
       v?: string | undefined;
     };
     response: {
@@ -290,6 +301,7 @@ export interface RouteTypes {
       totalCount: number;
       page: number;
       pageSize: number;
+      nextCursor?: string | undefined;
     };
     fields: {
       readonly seller: 'text';

@@ -14,6 +14,8 @@ export const limits = {
   countCache: { ttlMs: 5_000, maxEntries: 10_000 },
   /** Successful public GETs: what a shared cache (CloudFront) may serve without asking, then serve stale while it revalidates. */
   publicCache: { sMaxAgeSeconds: 5, staleWhileRevalidateSeconds: 5 },
+  /** A list's `after`, the cursor of the page before: the longest this service writes is well under it. */
+  cursorLength: 2048,
   /** A list's `v` parameter (a version the client saw, for shared caches' keys only). */
   versionLength: 64,
   listenerPollMs: 5_000,

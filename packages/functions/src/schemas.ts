@@ -27,6 +27,7 @@ export const pageSchema = <T extends z.ZodType>(item: T) =>
     totalCount: z.number().int(),
     page: z.number().int(),
     pageSize: z.number().int(),
+    nextCursor: z.string().optional().describe('While more rows follow: pass it as `after` for the next page (same filter and orderBy). Absent on the last page.'),
   });
 
 export const problemSchema = z.object({

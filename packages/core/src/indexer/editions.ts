@@ -40,7 +40,7 @@ export const editionsSource = {
     max_supply::text AS "maxSupply", minted::text AS minted, mint_start::text AS "mintStart",
     mint_end::text AS "mintEnd", price::text AS price, distribution, active`,
   fields: editionFields,
-  order: { defaultOrder: [{ field: 'id', direction: 'asc' }], tieBreaker: { sql: 'edition_id', direction: 'asc' } },
+  order: { defaultOrder: [{ field: 'id', direction: 'asc' }], tieBreaker: { sql: 'edition_id', direction: 'asc', type: 'bigint' } },
 } satisfies ListSource;
 
 export async function listEditions(request: PageQuery): Promise<Page<EditionDto>> {

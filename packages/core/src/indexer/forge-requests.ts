@@ -29,7 +29,7 @@ export const forgeRequestsSource = {
   select: `request_id::text AS "requestId", tier, status, token_id::text AS "tokenId", edition_id::text AS "editionId",
     block_number::text AS "blockNumber"`,
   fields: forgeRequestFields,
-  order: { defaultOrder: [{ field: 'requestId', direction: 'desc' }], tieBreaker: { sql: 'request_id', direction: 'desc' } },
+  order: { defaultOrder: [{ field: 'requestId', direction: 'desc' }], tieBreaker: { sql: 'request_id', direction: 'desc', type: 'bigint' } },
 } satisfies ListSource;
 
 /** Every status is served; only the buyer is fixed. */

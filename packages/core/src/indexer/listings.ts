@@ -53,7 +53,7 @@ export const listingsSource = {
     coalesce(n.nft_name, '') AS "nftName", coalesce(e.health, 0) AS health, coalesce(e.skill, 0) AS skill,
     coalesce(e.morale, 0) AS morale`,
   fields: listingFields,
-  order: { defaultOrder: [{ field: 'listedAtBlock', direction: 'desc' }], tieBreaker: { sql: 'l.token_id', direction: 'desc' } },
+  order: { defaultOrder: [{ field: 'listedAtBlock', direction: 'desc' }], tieBreaker: { sql: 'l.token_id', direction: 'desc', type: 'bigint' } },
 } satisfies ListSource;
 
 export const activeListings = (params: Params) => [`l.status = ${params.add(activeListingStatus)}`];

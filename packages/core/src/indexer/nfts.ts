@@ -44,7 +44,7 @@ export const nftsSource = {
     coalesce(e.morale, 0) AS morale, n.gender, n.edition_id::text AS "editionId", ${nftFields.editionName.sql} AS "editionName",
     coalesce(e.art_uri, '') AS "artUri", ${nftFields.rarity.sql} AS rarity, n.nft_name AS "nftName", n.staked`,
   fields: nftFields,
-  order: { defaultOrder: [{ field: 'tokenId', direction: 'desc' }], tieBreaker: { sql: 'n.token_id', direction: 'desc' } },
+  order: { defaultOrder: [{ field: 'tokenId', direction: 'desc' }], tieBreaker: { sql: 'n.token_id', direction: 'desc', type: 'bigint' } },
 } satisfies ListSource;
 
 /** SPEC.md: the owner match is case-insensitive, staked NFTs are included, burned ones never. */

@@ -31,7 +31,7 @@ export const salesSource = {
   select: `token_id::text AS "tokenId", seller, buyer, price::text AS price, platform_fee::text AS "platformFee",
     royalty::text AS royalty, block_number::text AS "blockNumber"`,
   fields: saleFields,
-  order: { defaultOrder: [{ field: 'blockNumber', direction: 'desc' }], tieBreaker: { sql: 'id', direction: 'desc' } },
+  order: { defaultOrder: [{ field: 'blockNumber', direction: 'desc' }], tieBreaker: { sql: 'id', direction: 'desc', type: 'text' } },
 } satisfies ListSource;
 
 export async function listSales(request: PageQuery): Promise<Page<SaleDto>> {

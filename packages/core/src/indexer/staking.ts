@@ -35,7 +35,7 @@ export const stakingSource = {
   select: `pair_id::text AS "pairId", male_id::text AS "maleId", female_id::text AS "femaleId", matched,
     staked_at::text AS "stakedAt", last_claim_at::text AS "lastClaimAt", status`,
   fields: stakingFields,
-  order: { defaultOrder: [{ field: 'stakedAt', direction: 'desc' }], tieBreaker: { sql: 'pair_id', direction: 'desc' } },
+  order: { defaultOrder: [{ field: 'stakedAt', direction: 'desc' }], tieBreaker: { sql: 'pair_id', direction: 'desc', type: 'bigint' } },
 } satisfies ListSource;
 
 export const stakedBy = (staker: string) => (params: Params) => [

@@ -199,11 +199,25 @@ export interface OrderSpec {
   /** Used when the client gives no orderBy. */
   defaultOrder: readonly Omit<SortTerm, 'nullCheck'>[];
   /** A unique column (trusted SQL) appended to every order so pages are stable. */
-  tieBreaker: { sql: string; direction: SortTerm['direction'] };
+  tieBreaker: { sql: string; direction: SortTerm['direction']; type: FieldType };
 }
+
+/** One key of a compiled order: the expression as ORDER BY sorts it (its collation included), its direction and type. */
+export interface OrderTerm {
+  sql: string;
+  direction: SortTerm['direction'];
+  type: FieldType;
+}
+
+export const orderBySql = (terms: readonly OrderTerm[]): string => terms.map((term) => `${term.sql} ${term.direction.toUpperCase()}`).join(', ');
 
 /** Compiles orderBy (a blank one is the default) to an ORDER BY list ending in the unique tie-breaker. */
 export function compileOrderBy(input: string | undefined, fields: FieldMap, order: OrderSpec): string {
+  return orderBySql(compileOrder(input, fields, order));
+}
+
+/** orderBy's keys (a blank one is the default order's), ending in the unique tie-breaker. */
+export function compileOrder(input: string | undefined, fields: FieldMap, order: OrderSpec): OrderTerm[] {
   if (!isBlank(input) && input.length > limits.orderByLength) {
     throw validationError('orderBy', `at most ${limits.orderByLength} characters`);
   }
@@ -215,7 +229,7 @@ export function compileOrderBy(input: string | undefined, fields: FieldMap, orde
     throw error;
   }
   const columns = new Set<string>();
-  const sql: string[] = [];
+  const keys: OrderTerm[] = [];
   for (const term of terms) {
     const spec = lookupField(fields, term.field);
     if (!spec) throw validationError('orderBy', `'${term.field}' is not a sortable field`);
@@ -225,9 +239,9 @@ export function compileOrderBy(input: string | undefined, fields: FieldMap, orde
     if (columns.has(spec.sql)) continue;
     columns.add(spec.sql);
     // und-x-icu is ICU's root collation: what .NET's culture-aware comparer uses, whatever the database's default.
-    sql.push(`${spec.sql}${spec.words ? ' COLLATE "und-x-icu"' : ''} ${term.direction.toUpperCase()}`);
+    keys.push({ sql: spec.words ? `${spec.sql} COLLATE "und-x-icu"` : spec.sql, direction: term.direction, type: spec.type });
   }
   const { tieBreaker } = order;
-  if (!columns.has(tieBreaker.sql)) sql.push(`${tieBreaker.sql} ${tieBreaker.direction.toUpperCase()}`);
-  return sql.join(', ');
+  if (!columns.has(tieBreaker.sql)) keys.push(tieBreaker);
+  return keys;
 }

@@ -1,7 +1,9 @@
 import * as z from 'zod';
 import { isMissingRelation, query } from '../db';
 import { limits } from '../limits';
-import { compileFilter, compileOrderBy, Params, type FieldMap, type OrderSpec } from './compile';
+import { validationError } from '../errors';
+import { compileFilter, compileOrder, orderBySql, Params, type FieldMap, type OrderSpec, type OrderTerm } from './compile';
+import { afterCondition, cursorBinding, decodeCursor, encodeCursor, keyColumn, keyColumns, keysOf } from './cursor';
 import { listCounts, type CountCache } from './count-cache';
 
 const boundedInt = (bounds: { min: number; max: number; default: number }) =>
@@ -19,6 +21,13 @@ export const pageQuerySchema = z.object({
   pageSize: boundedInt(limits.pageSize).describe(`Items per page, ${limits.pageSize.min} to ${limits.pageSize.max}, default ${limits.pageSize.default}.`),
   filter: z.string().max(limits.filterLength, `at most ${limits.filterLength} characters`).optional().describe('Filter expression (Gridify syntax); blank is none.'),
   orderBy: z.string().max(limits.orderByLength, `at most ${limits.orderByLength} characters`).optional().describe('Sort expression (Gridify syntax); blank is the default order.'),
+  after: z
+    .string()
+    .max(limits.cursorLength, `at most ${limits.cursorLength} characters`)
+    .optional()
+    .describe(
+      "The nextCursor of the page before: the rows strictly after it, in the same order, whatever was indexed meanwhile. Only with the same filter and orderBy, and page 1; blank is none.",
+    ),
   // Shared caches key a page by its whole URL and answer from it whatever the request's Cache-Control says.
   v: z
     .string()
@@ -36,6 +45,8 @@ export interface Page<T> {
   totalCount: number;
   page: number;
   pageSize: number;
+  /** While more rows follow: the `after` of the next page. */
+  nextCursor?: string;
 }
 
 export interface ListSource {
@@ -60,16 +71,20 @@ export interface Statement {
 }
 
 export interface PageStatements {
+  /** Reads one row more than the page holds, which tells whether more follow; each row carries its sort key (keyColumns). */
   page: Statement;
   count: Statement;
   /** The list and its compiled conditions: equal for filters that select the same rows the same way. */
   countKey: string;
+  terms: OrderTerm[];
+  /** What a cursor of this list, filter and order is bound to. */
+  binding: string;
 }
 
 export interface CompiledPage {
   /** ` WHERE …`, or '' when nothing narrows the list. */
   where: string;
-  orderBy: string;
+  terms: OrderTerm[];
   /** The WHERE clause's parameters so far. */
   params: Params;
   /** Whether the conditions read a joined table. */
@@ -82,31 +97,45 @@ export function compilePage(source: ListSource, request: PageQuery, serverCondit
   const conditions = serverConditions(params);
   const filter = compileFilter(request.filter, source.fields, params);
   if (filter) conditions.push(filter.sql);
-  const orderBy = compileOrderBy(request.orderBy, source.fields, source.order);
-  return { where: conditions.length ? ` WHERE ${conditions.join(' AND ')}` : '', orderBy, params, joined: filter?.joined ?? false };
+  const terms = compileOrder(request.orderBy, source.fields, source.order);
+  return { where: conditions.length ? ` WHERE ${conditions.join(' AND ')}` : '', terms, params, joined: filter?.joined ?? false };
 }
 
 /** The page's statement and its count's. */
 export function buildPageStatements(source: ListSource, request: PageQuery, serverConditions?: ServerConditions): PageStatements {
-  const { where, orderBy, params, joined } = compilePage(source, request, serverConditions);
+  const { where, terms, params, joined } = compilePage(source, request, serverConditions);
   const joins = source.joins ? ` ${source.joins}` : '';
   const count = { text: `SELECT count(*) AS total_count FROM ${source.table}${joined ? joins : ''}${where}`, values: [...params.values] };
-  const limit = params.add(request.pageSize);
-  const offset = params.add((request.page - 1) * request.pageSize);
+  const binding = cursorBinding(source.name, where, count.values, terms);
+  let pageWhere = where;
+  if (request.after) {
+    if (request.page !== 1) throw validationError('after', 'continues from the page before, so it takes no page other than 1');
+    const after = afterCondition(terms, decodeCursor(request.after, binding, terms), params);
+    pageWhere = where ? `${where} AND ${after}` : ` WHERE ${after}`;
+  }
+  const limit = params.add(request.pageSize + 1);
+  const offset = request.after ? '' : ` OFFSET ${params.add((request.page - 1) * request.pageSize)}`;
   return {
-    page: { text: `SELECT ${source.select} FROM ${source.table}${joins}${where} ORDER BY ${orderBy} LIMIT ${limit} OFFSET ${offset}`, values: params.values },
+    page: {
+      text: `SELECT ${source.select}, ${keyColumns(terms)} FROM ${source.table}${joins}${pageWhere} ORDER BY ${orderBySql(terms)} LIMIT ${limit}${offset}`,
+      values: params.values,
+    },
     count,
     countKey: `${source.name}\n${count.text}\n${JSON.stringify(count.values)}`,
+    terms,
+    binding,
   };
 }
 
 /**
- * A page that is not full ends the list, so it gives the exact total itself;
- * only a full page (or one past the end) asks the shared count.
+ * An offset page that ends the list gives the exact total itself; only one
+ * that more rows follow (or one past the end) asks the shared count. A
+ * cursor page does not know how many rows came before it, so it always asks.
  */
-function totalFromPage(request: PageQuery, itemCount: number): number | undefined {
+function totalFromPage(request: PageQuery, itemCount: number, more: boolean): number | undefined {
+  if (request.after) return undefined;
   const before = (request.page - 1) * request.pageSize;
-  if (itemCount > 0 && itemCount < request.pageSize) return before + itemCount;
+  if (itemCount > 0 && !more) return before + itemCount;
   if (itemCount === 0 && request.page === 1) return 0;
   return undefined;
 }
@@ -123,20 +152,32 @@ export async function readPage<Row extends Record<string, unknown>, Item>(
   counts: CountCache = listCounts,
 ): Promise<Page<Item>> {
   const statements = buildPageStatements(source, request, serverConditions);
-  const page = (items: Item[], totalCount: number): Page<Item> => ({ items, totalCount, page: request.page, pageSize: request.pageSize });
+  const page = (items: Item[], totalCount: number, nextCursor?: string): Page<Item> => ({
+    items,
+    totalCount,
+    page: request.page,
+    pageSize: request.pageSize,
+    ...(nextCursor !== undefined && { nextCursor }),
+  });
   try {
-    const rows = await query<Row>(statements.page.text, statements.page.values);
+    const read = await query<Row>(statements.page.text, statements.page.values);
+    const more = read.length > request.pageSize;
+    const rows = more ? read.slice(0, request.pageSize) : read;
+    const last = rows.at(-1);
+    const nextCursor = more && last ? encodeCursor(statements.binding, keysOf(last, statements.terms)) : undefined;
+    for (const row of rows) statements.terms.forEach((_term, index) => delete row[keyColumn(index)]);
+    const shown = rows.length === 0 ? 0 : request.after ? rows.length : (request.page - 1) * request.pageSize + rows.length;
     const totalCount =
-      totalFromPage(request, rows.length) ??
+      totalFromPage(request, rows.length, more) ??
       // A shared count may be a little older than the page; it never claims fewer rows than the page shows.
       Math.max(
-        rows.length ? (request.page - 1) * request.pageSize + rows.length : 0,
+        shown,
         await counts.get(statements.countKey, async () => {
           const [row] = await query<{ total_count: string }>(statements.count.text, statements.count.values);
           return Number(row?.total_count ?? 0);
         }),
       );
-    return page(rows.map(toItem), totalCount);
+    return page(rows.map(toItem), totalCount, nextCursor);
   } catch (error) {
     if (isMissingRelation(error)) return page([], 0);
     throw error;
