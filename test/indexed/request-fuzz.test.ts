@@ -115,8 +115,17 @@ const encodedValue = fc.oneof(
   fc.string({ unit: fc.constantFrom('%', '0', '0', 'F', 'C', '3', '8', 'a', '=', '&', '+', ';') , maxLength: 12 }),
   fc.string({ unit: fc.integer({ min: 0x80, max: 0xff }).map((code) => String.fromCharCode(code)), minLength: 1, maxLength: 4 }),
 );
+/** Cursors as a client might hand-edit or forge them: base64url of JSON arrays of anything, padded, or any text. */
+const cursorValue = fc.oneof(
+  fc
+    .array(fc.oneof(fc.string({ maxLength: 14 }), fc.constantFrom('1', '-1', 'true', '9'.repeat(90), "x'; DROP TABLE indexer.sales; --", '\u0000')), { maxLength: 4 })
+    .map((parts) => Buffer.from(JSON.stringify(parts)).toString('base64url')),
+  fc.jsonValue().map((value) => Buffer.from(JSON.stringify(value) ?? '').toString('base64url')),
+  fc.jsonValue().map((value) => `${Buffer.from(JSON.stringify(value) ?? '').toString('base64')}=`),
+  encodedValue,
+);
 const queryName = fc.oneof(
-  fc.constantFrom('filter', 'orderBy', 'page', 'pageSize', 'Filter', 'filter[]'),
+  fc.constantFrom('filter', 'orderBy', 'page', 'pageSize', 'after', 'Filter', 'filter[]'),
   fc.constantFrom(...prototypeNames),
   fc.string({ maxLength: 6 }).map(encodeText),
 );
@@ -124,6 +133,7 @@ const pageValue = fc.oneof(fc.integer({ min: -5, max: 300 }).map(String), fc.con
 const queryPair: fc.Arbitrary<[string, string]> = fc.oneof(
   fc.tuple(fc.constantFrom('filter', 'orderBy'), encodedValue),
   fc.tuple(fc.constantFrom('page', 'pageSize'), pageValue.map(encodeText)),
+  fc.tuple(fc.constant('after'), cursorValue),
   fc.tuple(queryName, encodedValue),
 );
 const address = fc.oneof(
