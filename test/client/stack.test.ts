@@ -71,6 +71,18 @@ describe('every route of the table, typed, against the local stack', () => {
     expect(results.listAccountNfts.totalCount).toBe(row!.count);
   });
 
+  it('walks a whole list by cursor: every sale once, in the list’s order, with a filter and an order of its own', async () => {
+    const client = publicClient(stack);
+    const seen: { tokenId: string; blockNumber: string }[] = [];
+    for await (const sale of client.walk('listSales', { filter: (f) => f.seller.eq(demoAddress(3)), orderBy: (f) => f.blockNumber.asc(), pageSize: 7 })) seen.push(sale);
+    const rows = await stack.sql<{ tokenId: string; blockNumber: string }>(
+      `SELECT token_id::text AS "tokenId", block_number::text AS "blockNumber" FROM indexer.sales WHERE seller = $1 ORDER BY block_number ASC, id DESC`,
+      [demoAddress(3)],
+    );
+    expect(rows.length).toBeGreaterThan(7);
+    expect(seen.map(({ tokenId, blockNumber }) => ({ tokenId, blockNumber }))).toEqual(rows);
+  });
+
   it('throws problems typed, with the per-field errors', async () => {
     const error = await publicClient(stack).api.listEditions({ filter: 'nope=1' }).catch((caught: unknown) => caught);
     expect(error).toBeInstanceOf(HatcheryProblem);

@@ -85,7 +85,7 @@ describe('a walk by cursor', () => {
         .chain((fields) => fc.tuple(...fields.map((field) => fc.constantFrom(`${field} asc`, `${field} desc`, field))).map((terms) => terms.join(', ')));
       await fc.assert(
         fc.asyncProperty(fc.option(orderBy, { freq: 5 }), fc.integer({ min: 1, max: 9 }), async (order, pageSize) => {
-          const query = order === null ? {} : { orderBy: order };
+          const query: Record<string, string> = order === null ? {} : { orderBy: order };
           const byOffset = await allPages(stack, list.path, query, pageSize);
           const byCursor = await cursorWalk(list.path, { ...query, pageSize: String(pageSize) });
           expect(byCursor).toEqual(byOffset);
