@@ -22,6 +22,7 @@ const sections: Record<string, BenchSection> = {
   realtime: (context) => import('./realtime').then(({ realtimeBench }) => realtimeBench(context)),
   observability: (context) => import('./observability').then(({ observabilityBench }) => observabilityBench(context)),
   logging: (context) => import('./logging').then(({ loggingBench }) => loggingBench(context)),
+  cursor: (context) => import('./cursor').then(({ cursorBench }) => cursorBench(context)),
   pings: (context) => import('./pings').then(({ pingsBench }) => pingsBench(context)),
 };
 
