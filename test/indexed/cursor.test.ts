@@ -107,6 +107,16 @@ describe('a walk by cursor', () => {
   });
 });
 
+describe('a cursor page at the edge', () => {
+  it('is cached like any public page: its URL, v included, is its key', async () => {
+    const { nextCursor } = await getPage<unknown>(stack, '/transparency/sales', { pageSize: '3' });
+    const response = await stack.get(`/transparency/sales?pageSize=3&after=${nextCursor}&v=7`);
+    expect(response.status).toBe(200);
+    expect(response.headers.get('cache-control')).toMatch(/^public, max-age=0, s-maxage=\d+/);
+    expect(response.headers.get('etag')).toMatch(/^"/);
+  });
+});
+
 describe('a walk while the chain moves', () => {
   it('returns every row present throughout exactly once, the rows indexed after its position, and none indexed before it', async () => {
     type Sale = { tokenId: string; blockNumber: string; price: string };

@@ -114,12 +114,18 @@ export function buildPageStatements(source: ListSource, request: PageQuery, serv
     pageWhere = where ? `${where} AND ${after}` : ` WHERE ${after}`;
   }
   const limit = params.add(request.pageSize + 1);
-  const offset = request.after ? '' : ` OFFSET ${params.add((request.page - 1) * request.pageSize)}`;
+  const order = orderBySql(terms);
+  const columns = `${source.select}, ${keyColumns(terms)}`;
+  let text = `SELECT ${columns} FROM ${source.table}${joins}${pageWhere} ORDER BY ${order} LIMIT ${limit}`;
+  if (!request.after && request.page > 1) {
+    // The rows an OFFSET skips cost only their sort keys: the page's rows are found by their unique key first, then
+    // read whole (conversions, joined columns) for the page alone. PostgreSQL drops the joins the inner read never uses.
+    const key = source.order.tieBreaker.sql;
+    const skipped = params.add((request.page - 1) * request.pageSize);
+    text = `SELECT ${columns} FROM ${source.table}${joins} WHERE ${key} IN (SELECT ${key} FROM ${source.table}${joins}${where} ORDER BY ${order} LIMIT ${limit} OFFSET ${skipped}) ORDER BY ${order}`;
+  }
   return {
-    page: {
-      text: `SELECT ${source.select}, ${keyColumns(terms)} FROM ${source.table}${joins}${pageWhere} ORDER BY ${orderBySql(terms)} LIMIT ${limit}${offset}`,
-      values: params.values,
-    },
+    page: { text, values: params.values },
     count,
     countKey: `${source.name}\n${count.text}\n${JSON.stringify(count.values)}`,
     terms,
