@@ -1,11 +1,13 @@
-import { readFile } from 'node:fs/promises';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { exampleWallet } from '@hatchery/functions/schemas';
 import { demoAddress, demoSizes } from '@hatchery/local/demo-data';
+import { commandLines, docBlock, onStack, parseDoc, runShell, where } from '../support/docs';
 import { startTestStack, type TestStack } from '../support/stack';
 
-/** Issue 12 item 7: the README's demo-data table and its example requests are true of `npm start`'s data. */
+/**
+ * Issue 12 item 7, issue 22: the demo-data table of docs/local-stack.md and every
+ * public curl example of README.md and docs/ are true of `npm start`'s data.
+ */
 let stack: TestStack;
 beforeAll(async () => {
   stack = await startTestStack({ demoData: demoSizes.demo });
@@ -16,7 +18,20 @@ const total = async (path: string) => ((await (await stack.get(path)).json()) as
 const wallet = (n: number, rest: string) => `/accounts/${demoAddress(n)}/${rest}`;
 
 describe('demo data', () => {
-  it('is what the README’s table says', async () => {
+  it('is described by docs/local-stack.md as this test checks it', () => {
+    const page = parseDoc('docs/local-stack.md').text.replace(/\s+/g, ' ');
+    for (const text of [
+      'There are 50 of them, 40 editions (27 active), 5,000 NFTs (200 burned), 1,000 listings (700 active), 2,000 sales, 600 staking pairs and 800 forge requests.',
+      '| 1 `0x…01` | none: its 100 NFTs are all burned | 8 staked pairs | 16 (8 `Fulfilled`, 8 `Requested`) | referrer, code `100001`, 4 referrals |',
+      '| 2 `0x…02` | 100, none staked | 8 staked pairs | 16 (8 `Fulfilled`) | referrer, code `100002`, 4 referrals |',
+      '| 11 `0x…0b` | 100, all staked | 8 staked pairs | 16 (8 `Fulfilled`, 8 `Requested`) | upline is wallet 2 |',
+      'Wallets 1 to 10 are referrers; wallets 11 to 50 were referred by one of them.',
+    ]) {
+      expect(page).toContain(text);
+    }
+  });
+
+  it('is what the table says', async () => {
     expect(await total(wallet(1, 'nfts'))).toBe(0);
     expect(await stack.sql(`SELECT count(*)::int AS n FROM indexer.nfts WHERE owner = $1 AND burned`, [demoAddress(1)])).toEqual([{ n: 100 }]);
     expect(await total(wallet(2, 'nfts'))).toBe(100);
@@ -36,21 +51,42 @@ describe('demo data', () => {
     expect(await (await stack.get('/transparency/summary')).json()).toEqual(expect.objectContaining({ salesCount: 2000, nftCount: 4800, editionCount: 40 }));
     expect(await total('/editions?filter=active=true')).toBe(27);
     expect(await total('/marketplace/listings')).toBe(700);
+    const count = async (table: string, where = 'true') => (await stack.sql<{ n: number }>(`SELECT count(*)::int AS n FROM indexer.${table} WHERE ${where}`))[0]!.n;
+    expect(await count('nfts')).toBe(5000);
+    expect(await count('nfts', 'burned')).toBe(200);
+    expect(await count('listings')).toBe(1000);
+    expect(await count('staking_pairs')).toBe(600);
+    expect(await count('forge_requests')).toBe(800);
+    expect(await count('sales')).toBe(2000);
+    expect(await count('editions')).toBe(40);
+    expect((await stack.sql<{ n: number }>(`SELECT count(DISTINCT owner)::int AS n FROM indexer.nfts`))[0]!.n).toBe(50);
+    for (let n = 1; n <= 10; n++) expect(await (await stack.get(wallet(n, 'referral'))).json(), `wallet ${n}`).toHaveProperty('code');
+    for (let n = 11; n <= 50; n++) {
+      const referral = (await (await stack.get(wallet(n, 'referral'))).json()) as { upline?: string };
+      expect([...Array(10)].map((_, i) => demoAddress(i + 1)), `wallet ${n}`).toContain(referral.upline);
+    }
   });
 
   it('the explorer’s example wallet is wallet 11', () => {
     expect(exampleWallet).toBe(demoAddress(11));
   });
 
-  it('every public curl example of the README answers 200 with something in it', async () => {
-    const readme = await readFile(join(import.meta.dirname, '..', '..', 'README.md'), 'utf8');
-    const examples = [...readme.matchAll(/^curl '(http:\/\/127\.0\.0\.1:3000\/[^']+)'$/gm)].map((match) => match[1]!);
-    expect(examples.length).toBeGreaterThanOrEqual(5);
-    for (const example of examples) {
-      const response = await fetch(example.replace('http://127.0.0.1:3000', stack.url));
-      expect(response.status, example).toBe(200);
-      const body = (await response.json()) as { items?: unknown[] };
-      if (body.items) expect(body.items.length, example).toBeGreaterThan(0);
-    }
-  });
+  // Every block of public requests, wherever it is: run with bash, a line at a time, as a reader pastes them.
+  for (const block of [docBlock('tour-list'), docBlock('local-try-it'), docBlock('indexed-data')]) {
+    it(`the curl examples at ${where(block)} answer 200 with something in them`, async () => {
+      const lines = commandLines(block);
+      expect(lines.length).toBeGreaterThan(0);
+      for (const line of lines) {
+        expect(line, where(block)).toMatch(/^curl /);
+        const { code, stdout, stderr } = await runShell(onStack(line, stack.url));
+        expect(code, `${line}\n${stderr}${stdout}`).toBe(0);
+        expect(stdout.trim(), line).not.toBe('');
+        if (line.includes('/metrics')) expect(stdout, line).toMatch(/^hatchery_requests_total\{route="GET \/editions",service="hatchery"\} \d+$/m);
+        else {
+          const body = JSON.parse(stdout) as { items?: unknown[] };
+          if (body.items) expect(body.items.length, line).toBeGreaterThan(0);
+        }
+      }
+    });
+  }
 });

@@ -1,46 +1,167 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { chmod, mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, expect, it } from 'vitest';
-import { startTestStack, type TestStack } from '../support/stack';
+import { privateKeyToAccount } from 'viem/accounts';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { freePort } from '@hatchery/local/ports';
+import { commandLines, docBlock, jsonValues, onStack, repository, runShell, where } from '../support/docs';
 
-/** The README's realtime walk-through as written: examples/events.mjs listening while npm run simulate plays the indexer. */
-const repository = join(import.meta.dirname, '..', '..');
-const wallet = '0x00000000000000000000000000000000000000c1';
-let stack: TestStack;
-let example: ChildProcess | undefined;
+/**
+ * Issue 22: the examples a reader runs by hand, as README.md and docs/ write
+ * them, against the stack their own `npm start` runs (its port and data dir
+ * set as the docs say for a second stack: PORT, HATCHERY_DATA_DIR, and
+ * HATCHERY_URL for the events example): the start command, a token and
+ * /accounts/me, the wallet-link walkthrough, and the events with simulate.
+ * The public curl examples run in test/local/demo-data.test.ts, the front-end
+ * example in test/client/browser.test.ts.
+ */
+interface Started {
+  child: ChildProcess;
+  output: () => string;
+  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+}
 
-beforeAll(async () => {
-  stack = await startTestStack();
-});
-afterAll(async () => {
-  if (example?.exitCode === null) example.kill('SIGKILL');
-  await stack?.stop();
-});
+const children: Started[] = [];
 
-function run(command: string, args: string[], env: Record<string, string>) {
-  const child = spawn(command, args, { cwd: repository, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+/** One line of a block, as typed at a terminal of its own (bash, at the repository root), in a process group of its own as a terminal's job is. */
+function terminal(line: string, env: Record<string, string>): Started {
+  const child = spawn('bash', ['-c', line], { cwd: repository, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
   let output = '';
   child.stdout!.on('data', (chunk) => (output += chunk));
   child.stderr!.on('data', (chunk) => (output += chunk));
-  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
-  return { child, output: () => output, exited };
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.on('exit', (code, signal) => resolve({ code, signal })));
+  const started = { child, output: () => output, exited };
+  children.push(started);
+  return started;
 }
 
-const until = async (condition: () => boolean) => {
-  while (!condition()) await new Promise((resolve) => setTimeout(resolve, 100));
+/** Ctrl-C in that terminal: SIGINT to its whole process group. */
+const ctrlC = (started: Started) => {
+  if (started.child.exitCode === null && started.child.signalCode === null) process.kill(-started.child.pid!, 'SIGINT');
+  return started.exited;
 };
 
-it('node examples/events.mjs prints marketChanged and the wallet’s forgeFulfilled events, and stops on SIGTERM', async () => {
-  const events = run(process.execPath, ['examples/events.mjs', wallet], { HATCHERY_URL: stack.url });
-  example = events.child;
-  await until(() => events.output().includes(`listening for ${wallet} on ${stack.url}`) || events.child.exitCode !== null);
-  expect(events.output()).toContain('listening for');
+async function until(condition: () => boolean, what: string, timeoutMs = 60_000, output?: () => string): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}${output ? `:\n${output()}` : ''}`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
 
-  const simulate = run('npm', ['run', '-s', 'simulate', '--', '--every', '100', '--count', '4', '--wallet', wallet], { HATCHERY_DATA_DIR: stack.dataDir });
-  expect(await simulate.exited).toBe(0);
-  await until(() => (events.output().match(/forgeFulfilled/g) ?? []).length >= 2);
-  expect(events.output()).toMatch(/marketChanged \{ count: \d+, maxBlock: '\d+', version: \d+ \}/);
+let dataDir: string;
+let stackUrl: string;
+let env: Record<string, string>;
+let start: Started;
 
-  events.child.kill('SIGTERM');
-  expect(await events.exited).toBe(0);
+beforeAll(async () => {
+  dataDir = await mkdtemp(join(tmpdir(), 'hatchery-examples-'));
+  await chmod(dataDir, 0o755);
+  // A second stack beside a reader's own: its port and data dir, and nothing else of the test's environment that a fresh shell lacks.
+  env = { PORT: String(await freePort()), HATCHERY_DATA_DIR: dataDir, DATABASE_URL: '', DYNAMODB_ENDPOINT: '' };
+  const [both] = commandLines(docBlock('two-commands'));
+  const npmStart = both!.split('&&')[1]!.trim();
+  start = terminal(`exec ${npmStart}`, env);
+  await until(() => /Hatchery is running at (\S+)/.test(start.output()) || start.child.exitCode !== null, 'npm start', 110_000, start.output);
+  stackUrl = /Hatchery is running at (\S+)/.exec(start.output())?.[1] ?? '';
+  expect(stackUrl, start.output()).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+}, 120_000);
+
+afterAll(async () => {
+  for (const started of children.reverse()) {
+    if (started.child.exitCode !== null || started.child.signalCode !== null) continue;
+    process.kill(-started.child.pid!, 'SIGINT');
+    const stopped = await Promise.race([started.exited.then(() => true), new Promise((resolve) => setTimeout(() => resolve(false), 15_000))]);
+    if (!stopped) process.kill(-started.child.pid!, 'SIGKILL');
+  }
+  if (dataDir) await rm(dataDir, { recursive: true, force: true });
 }, 60_000);
+
+describe('the two commands', () => {
+  it('npm start, as the README writes it, serves the product; npm ci and npm test are what CI runs', async () => {
+    const block = docBlock('two-commands');
+    const [both, test] = commandLines(block);
+    expect(both, where(block)).toMatch(/^npm ci && npm start\s+#/);
+    expect(test, where(block)).toMatch(/^npm test\s+#/);
+    // `npm ci` would reinstall this very checkout, and `npm test` is the suite this test is in: .ci/run runs both, as written.
+    const ci = (await readFile(join(repository, '.ci', 'run'), 'utf8')).split('\n').map((line) => line.trim());
+    expect(ci).toContain('npm ci');
+    expect(ci).toContain('npm test');
+    expect(start.output()).toContain(`Docs       ${stackUrl}/docs`);
+    const health = await fetch(`${stackUrl}/health`);
+    expect(health.status).toBe(200);
+    expect((await (await fetch(`${stackUrl}/docs`)).text()).toLowerCase()).toContain('swagger');
+  });
+});
+
+describe('a token and /accounts/me', () => {
+  for (const block of [docBlock('tour-account'), docBlock('protected-endpoint')]) {
+    it(`${where(block)}: the token's account, made by the first request`, async () => {
+      const { code, stdout, stderr } = await runShell(onStack(block.text, stackUrl), env);
+      expect(code, stderr + stdout).toBe(0);
+      expect(JSON.parse(stdout)).toMatchObject({ id: 'alice', email: 'alice@example.com' });
+    });
+  }
+});
+
+describe('linking a wallet locally', () => {
+  const block = docBlock('wallet-link');
+  // The walkthrough's output: the challenge, the linked account, the account after the unlink.
+  const outputs = (stdout: string) => jsonValues(stdout) as Record<string, unknown>[];
+
+  it(`${where(block)}: a challenge, signed with a new key, links that wallet; the unlink takes it off`, async () => {
+    const { code, stdout, stderr } = await runShell(onStack(block.text, stackUrl), { ...env, WALLET_KEY: undefined }, 120_000);
+    expect(code, stderr + stdout).toBe(0);
+    const [challenge, linked, unlinked] = outputs(stdout);
+    expect(challenge).toEqual({ message: expect.stringMatching(/^Link this wallet to your Hatchery account\n/), nonce: expect.any(String), expiresAt: expect.any(String) });
+    expect(linked).toMatchObject({ email: 'alice@example.com', walletLinked: true, walletAddress: expect.stringMatching(/^0x[0-9a-f]{40}$/) });
+    expect(unlinked).toMatchObject({ email: 'alice@example.com', walletLinked: false });
+    expect(unlinked).not.toHaveProperty('walletAddress');
+  });
+
+  it(`${where(block)}: with WALLET_KEY set, it links the wallet of that key`, async () => {
+    const key = '0x59c6995e998f97a5a0044966f0945389dc9e86dae88c7a8412f4603b6b78690d';
+    const { code, stdout, stderr } = await runShell(onStack(block.text, stackUrl), { ...env, WALLET_KEY: key }, 120_000);
+    expect(code, stderr + stdout).toBe(0);
+    const [, linked] = outputs(stdout);
+    expect(linked).toMatchObject({ walletAddress: privateKeyToAccount(key).address.toLowerCase() });
+  });
+});
+
+describe('events with simulate', () => {
+  const marketChanged = /marketChanged \{ count: \d+, maxBlock: '\d+', version: \d+ \}/;
+  // console.log breaks a long object over lines.
+  const forgeFulfilled = /forgeFulfilled \{\s+requestId: '\d+',\s+tokenId: '\d+',\s+editionId: '\d+'\s+\}/;
+
+  it(`the README's tour (${where(docBlock('tour-events'))}): wallet 1's events while simulate plays the indexer at its own pace; Ctrl-C stops both`, async () => {
+    const block = docBlock('tour-events');
+    const [listen, simulate] = commandLines(block);
+    expect(listen).toMatch(/^node examples\/events\.mjs\s/);
+    expect(simulate).toMatch(/^npm run simulate\s/);
+    const events = terminal(listen!, { ...env, HATCHERY_URL: stackUrl });
+    await until(() => events.output().includes(`listening for 0x0000000000000000000000000000000000000001 on ${stackUrl}`), 'the listener', 30_000, events.output);
+    const indexer = terminal(simulate!, env);
+    await until(() => forgeFulfilled.test(events.output()) && marketChanged.test(events.output()), 'marketChanged and forgeFulfilled', 60_000, () => events.output() + indexer.output());
+    // simulate stops where it is (npm, interrupted, ends by the signal); the listener closes its connection and exits 0.
+    await ctrlC(indexer);
+    expect(indexer.output()).toMatch(/block \d+: fulfilled forge request\(s\) \d+, \d+ in two commits/);
+    expect(await ctrlC(events)).toEqual({ code: 0, signal: null });
+  }, 90_000);
+
+  it(`docs/realtime.md's command (${where(docBlock('events-command'))}) with a wallet named, and simulate's options as the page gives them; SIGTERM stops it`, async () => {
+    const block = docBlock('events-command');
+    const [line] = commandLines(block);
+    // "node examples/events.mjs   # wallet 1; or name one: node examples/events.mjs 0x…"
+    expect(line).toMatch(/# wallet 1; or name one: node examples\/events\.mjs 0x…$/);
+    const wallet = '0x00000000000000000000000000000000000000c1';
+    const events = terminal(`exec ${line!.replace(/\s+#.*$/, '')} ${wallet}`, { ...env, HATCHERY_URL: stackUrl });
+    await until(() => events.output().includes(`listening for ${wallet} on ${stackUrl}`), 'the listener', 30_000, events.output);
+    const indexer = terminal(`npm run -s simulate -- --every 100 --count 4 --wallet ${wallet}`, env);
+    expect(await indexer.exited, indexer.output()).toEqual({ code: 0, signal: null });
+    await until(() => (events.output().match(/forgeFulfilled/g) ?? []).length >= 2, 'two forgeFulfilled', 30_000, events.output);
+    expect(events.output()).toMatch(marketChanged);
+    process.kill(events.child.pid!, 'SIGTERM');
+    expect(await events.exited).toEqual({ code: 0, signal: null });
+  }, 60_000);
+});
