@@ -154,6 +154,8 @@ describe.skipIf(!hasChromium)(`@hatchery/client in headless Chromium${needsChrom
       const request = { requestId: '777000001', buyer: wallet, tier: 1, block: '1' };
       await createIndexerSchema(writer.pool);
       await writer.requestForge(request);
+      // A sales history of three pages at 100 a page, for the example's walk.
+      await writer.pool.query(`INSERT INTO indexer.sales SELECT 'history-' || i, i, $1, $1, 1000 + i, 1, 1, i FROM generate_series(1, 250) AS i`, [wallet]);
       // 4. The simulator, for the linked wallet, as written.
       expect(simulate).toMatch(/^npm run simulate -- --wallet <the linked wallet>\s/);
       terminal(simulate!.replace('<the linked wallet>', wallet), root, { HATCHERY_DATA_DIR: stack.dataDir });
@@ -187,6 +189,11 @@ describe.skipIf(!hasChromium)(`@hatchery/client in headless Chromium${needsChrom
       await writer.end();
       await expect.poll(() => lines.some((line) => line.startsWith('reload listings')), { timeout: 30_000 }).toBe(true);
       expect(lines.find((line) => / listings, first /.test(line))).toBeDefined();
+      // The walk of the whole sales history: the 250 written before, and those simulate added before it ended.
+      const walked = Number(/^(\d+) sales in the history, \d+ wei in all$/.exec(lines.find((line) => line.includes(' sales in the history')) ?? '')?.[1]);
+      const [sales] = await stack.sql<{ count: number }>('SELECT count(*)::int AS count FROM indexer.sales');
+      expect(walked).toBeGreaterThanOrEqual(250);
+      expect(walked).toBeLessThanOrEqual(sales!.count);
       expect(failures).toEqual([]);
       const [row] = await stack.sql<{ wallet_address: string }>(`SELECT wallet_address FROM hatchery.accounts WHERE id = $1`, [`example-${process.pid}`]);
       expect(row?.wallet_address).toBe(wallet);
