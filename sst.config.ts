@@ -1,7 +1,7 @@
 /**
  * The SST app: `npx sst deploy --stage <stage>` builds DESIGN.md's
- * architecture on AWS, one piece per file in infra/ (README "Deploying to
- * AWS"). SST allows no top-level imports here, so run() imports the pieces.
+ * architecture on AWS, one piece per file in infra/ (docs/deploying.md).
+ * SST allows no top-level imports here, so run() imports the pieces.
  */
 
 /** Stages whose data survives `sst remove` and whose resources no deploy may delete. */

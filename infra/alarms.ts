@@ -50,7 +50,7 @@ export function createListenerMetricFilters(namespace: string, logGroupName: $ut
 }
 
 /**
- * The alarms of README "Operating Hatchery", one SNS topic they all notify
+ * The alarms of docs/operating.md, one SNS topic they all notify
  * (with an optional email subscriber), and a dashboard of the same figures.
  * Thresholds are deploy settings.
  */
@@ -65,7 +65,7 @@ export function createAlarms(observed: Observed, settings: DeploySettings): { to
     new aws.cloudwatch.MetricAlarm('Http5xxRate', {
       ...notify,
       ...own('Responses5xx'),
-      alarmDescription: 'More than the threshold share of HTTP answers are 5xx (README: Operating Hatchery).',
+      alarmDescription: 'More than the threshold share of HTTP answers are 5xx (docs/operating.md: Alarms).',
       statistic: 'Average',
       threshold: thresholds.http5xxRate,
       comparisonOperator: 'GreaterThanThreshold',
@@ -76,7 +76,7 @@ export function createAlarms(observed: Observed, settings: DeploySettings): { to
     new aws.cloudwatch.MetricAlarm('HttpLatencyP99', {
       ...notify,
       ...own('Latency'),
-      alarmDescription: 'p99 HTTP latency above the threshold (README: Operating Hatchery).',
+      alarmDescription: 'p99 HTTP latency above the threshold (docs/operating.md: Alarms).',
       extendedStatistic: 'p99',
       threshold: thresholds.p99LatencyMs,
       comparisonOperator: 'GreaterThanThreshold',
@@ -87,7 +87,7 @@ export function createAlarms(observed: Observed, settings: DeploySettings): { to
     new aws.cloudwatch.MetricAlarm('ListenerHeartbeatMissing', {
       ...notify,
       ...own('ListenerHeartbeat'),
-      alarmDescription: 'No listener has completed a read: realtime events have stopped (README: Operating Hatchery).',
+      alarmDescription: 'No listener has completed a read: realtime events have stopped (docs/operating.md: Alarms).',
       statistic: 'Sum',
       threshold: 1,
       comparisonOperator: 'LessThanThreshold',
@@ -98,7 +98,7 @@ export function createAlarms(observed: Observed, settings: DeploySettings): { to
     new aws.cloudwatch.MetricAlarm('ListenerLag', {
       ...notify,
       ...own('ListenerLag'),
-      alarmDescription: 'Events reach clients late: NOTIFY to the last post above the threshold (README: Operating Hatchery).',
+      alarmDescription: 'Events reach clients late: NOTIFY to the last post above the threshold (docs/operating.md: Alarms).',
       statistic: 'Maximum',
       threshold: thresholds.listenerLagMs,
       comparisonOperator: 'GreaterThanThreshold',
@@ -109,7 +109,7 @@ export function createAlarms(observed: Observed, settings: DeploySettings): { to
     new aws.cloudwatch.MetricAlarm('IndexerLag', {
       ...notify,
       ...own('IndexerLag'),
-      alarmDescription: 'The indexer is behind its chain: the data every list serves is older than the threshold (README: Running beside Ponder).',
+      alarmDescription: 'The indexer is behind its chain: the data every list serves is older than the threshold (docs/ponder.md).',
       statistic: 'Maximum',
       threshold: thresholds.indexerLagSeconds,
       comparisonOperator: 'GreaterThanThreshold',
@@ -123,7 +123,7 @@ export function createAlarms(observed: Observed, settings: DeploySettings): { to
         (metricName) =>
           new aws.cloudwatch.MetricAlarm(`Lambda${metricName}${name.replace(/[^A-Za-z0-9]+/g, '')}`, {
             ...notify,
-            alarmDescription: `Lambda ${metricName.toLowerCase()} of ${name} (README: Operating Hatchery).`,
+            alarmDescription: `Lambda ${metricName.toLowerCase()} of ${name} (docs/operating.md: Alarms).`,
             namespace: 'AWS/Lambda',
             metricName,
             dimensions: { FunctionName: functionName },
@@ -143,7 +143,7 @@ export function createAlarms(observed: Observed, settings: DeploySettings): { to
     alarms.push(
       new aws.cloudwatch.MetricAlarm('DatabaseConnections', {
         ...notify,
-        alarmDescription: 'RDS Proxy near its connection limit (README: Operating Hatchery).',
+        alarmDescription: 'RDS Proxy near its connection limit (docs/operating.md: Alarms).',
         metricQueries: [
           proxy('connections', 'DatabaseConnections'),
           proxy('allowed', 'MaxDatabaseConnectionsAllowed'),

@@ -5,7 +5,7 @@ const flag = z.enum(['true', 'false']).default('false').transform((value) => val
 
 /**
  * What a platform team may choose per deploy, read from the environment of
- * `sst deploy` (README "Deploying to AWS"). Everything else about the design
+ * `sst deploy` (docs/deploying.md). Everything else about the design
  * is fixed in infra/.
  */
 const settingsSchema = z.object({
@@ -19,7 +19,7 @@ const settingsSchema = z.object({
   HATCHERY_NAT: z.enum(['managed', 'ec2']).default('managed'),
   /** A second listener task as a warm standby; the advisory lock lets only one fan out. */
   HATCHERY_LISTENER_STANDBY: flag,
-  /** README "Operating Hatchery": the alarms' thresholds, and who is emailed when one fires. */
+  /** docs/operating.md, Alarms: the alarms' thresholds, and who is emailed when one fires. */
   HATCHERY_ALARM_EMAIL: z.string().email().optional(),
   HATCHERY_ALARM_5XX_RATE: z.coerce.number().min(0).max(1).default(0.05),
   HATCHERY_ALARM_P99_LATENCY_MS: z.coerce.number().positive().default(2000),

@@ -8,7 +8,7 @@ import { listenOnLoopback } from '../browser/page';
  * A game's front end on its own origin: @hatchery/client's browser bundle (as
  * `npm run build -w @hatchery/client` writes it) and @microsoft/signalr for
  * the browser, joined by an import map, and an app script that uses the
- * client as the README shows. The wallet is whatever `window.ethereum` is.
+ * client as docs/client.md shows. The wallet is whatever `window.ethereum` is.
  */
 const html = `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>Hatchery client in a browser</title>

@@ -33,7 +33,7 @@ const edition = (name: string, rarity: number) => ({
  * started first beside a real Ponder on a real chain serves the chain's
  * state on every endpoint, pushes its events over the stock SignalR client,
  * tells how fresh its data is, reads only what each block names, and keeps
- * a client that follows the README right through a reorg.
+ * a client that follows docs/realtime.md right through a reorg.
  */
 export function besidePonderSuite(layout: Layout) {
   let setup: BesidePonder;
@@ -228,7 +228,7 @@ export function besidePonderSuite(layout: Layout) {
   it('keeps a client that orders marketChanged by version right through a reorg that lowers maxBlock', async () => {
     const { admin, alice } = who();
     const { act, chain, hatchery } = setup;
-    // A client as the README has it: it keeps the event with the highest version; another keeps the highest maxBlock.
+    // A client as docs/realtime.md has it: it keeps the event with the highest version; another keeps the highest maxBlock.
     let byVersion: MarketChanged | undefined;
     let byMaxBlock: MarketChanged | undefined;
     hub.on('marketChanged', (event: MarketChanged) => {
@@ -254,11 +254,11 @@ export function besidePonderSuite(layout: Layout) {
     figures.push(`reorg: marketChanged ${Date.now() - revertedAt} ms after the new head (the revert names no table; the 5 s fallback read sees it)`);
     expect(byVersion!.count).toBe(settled);
     expect(BigInt(byVersion!.maxBlock)).toBeLessThan(BigInt(doomed.maxBlock));
-    // The listings the README's client reloads (with its version as v) are the chain's after the reorg.
+    // The listings that client reloads (with its version as v) are the chain's after the reorg.
     const reloaded = await hatchery.json<Page<{ tokenId: string }>>(`/marketplace/listings?pageSize=100&v=${byVersion!.version}`);
     expect(reloaded.totalCount).toBe(byVersion!.count);
     expect(reloaded.items.map((item) => item.tokenId)).not.toContain(String(minted.tokenId));
-    // Ordering by maxBlock, as the README once said, would have kept the reorged-out state.
+    // Ordering by maxBlock, as the docs once said, would have kept the reorged-out state.
     expect(byMaxBlock!.count).toBe(settled + 1);
   }, 60_000);
 

@@ -43,7 +43,7 @@ export interface BesidePonder {
   stop(): Promise<void>;
 }
 
-/** `npm start`, as the README runs it beside an indexer: its own data dir, the shared database, JSON logs. */
+/** `npm start`, as docs/ponder.md runs it beside an indexer: its own data dir, the shared database, JSON logs. */
 async function startHatchery(databaseUrl: string, dataDir: string): Promise<{ hatchery: Hatchery; banner: string }> {
   const port = await freePort();
   const child: ChildProcess = spawn('npm', ['start'], {

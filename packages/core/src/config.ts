@@ -9,7 +9,7 @@ const list = z
 
 const positiveInt = (fallback: number) => z.coerce.number().int().min(0).default(fallback);
 
-/** Every environment variable the service reads; README's configuration table mirrors this. */
+/** Every environment variable the service reads; docs/local-stack.md's configuration table mirrors this. */
 export const configSchema = z.object({
   DATABASE_URL: z.string().url(),
   DATABASE_POOL_MAX: positiveInt(10),

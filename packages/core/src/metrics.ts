@@ -7,7 +7,7 @@ import { invocationScoped } from './invocation';
 /**
  * Every metric the service emits, in CloudWatch's embedded metric format
  * (Powertools Metrics), under the namespace METRICS_NAMESPACE with the
- * dimension `service`. README "Operating Hatchery", the alarms in infra/ and
+ * dimension `service`. docs/operating.md, the alarms in infra/ and
  * the local /metrics all name these. Dimensions stay few and bounded: a route
  * of the route table, a link-failure reason, an event kind.
  */

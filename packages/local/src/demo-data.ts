@@ -23,7 +23,7 @@ export const demoSizes = {
 
 /**
  * The demo wallet `n` (1-based): `0x` then n in hex, zero-padded to 40
- * characters, so README examples and tests can name wallets without a table.
+ * characters, so the docs' examples and tests can name wallets without a table.
  */
 export const demoAddress = (n: number) => `0x${n.toString(16).padStart(40, '0')}`;
 
