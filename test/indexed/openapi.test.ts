@@ -72,6 +72,7 @@ describe('/openapi.json', () => {
       const schema = operation.responses['200'].content['application/json'].schema;
       const item = expected.paged ? schema.properties.items.items : schema;
       if (expected.paged) expect(Object.keys(schema.properties).sort()).toEqual(['items', 'nextCursor', 'page', 'pageSize', 'totalCount']);
+      expect(Object.keys(operation.responses['200'].headers ?? {}), route.path).toEqual(expected.paged ? ['X-Indexed-Block'] : []);
       expect(Object.keys(item.properties), route.path).toEqual(expected.fields);
       expect([...item.required].sort(), route.path).toEqual([...expected.required].sort());
       expect(Object.keys(operation.responses).sort()).toEqual(

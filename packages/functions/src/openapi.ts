@@ -165,7 +165,16 @@ function successResponse(route: HttpRoute) {
   if (route.produces === 'other') return { description: 'The file.', content: { '*/*': { schema: { type: 'string', format: 'binary' } } } };
   if (!route.response) return { description: 'OK', content: { 'application/json': { schema: { type: 'object' } } } };
   const schema = outputSchema(route.response);
-  return { description: 'OK', content: { 'application/json': { schema, example: exampleFor(schema) } } };
+  const indexed = route.list && {
+    headers: {
+      'X-Indexed-Block': {
+        description:
+          "The block each chain's data was indexed up to when the page was read, as `<chainId>=<block>` pairs separated by `, `; absent when the indexer keeps no Ponder checkpoint.",
+        schema: { type: 'string', example: '8453=23456789' },
+      },
+    },
+  };
+  return { description: 'OK', ...indexed, content: { 'application/json': { schema, example: exampleFor(schema) } } };
 }
 
 function operation(name: string, route: HttpRoute) {
@@ -210,7 +219,8 @@ export function openApiDocument(routes: Record<string, HttpRoute> = httpRoutes) 
         'Accounts, wallet linking, indexed on-chain data and a realtime hub.',
         '',
         `Paged lists take \`page\` (${limits.page.min}–${limits.page.max}), \`pageSize\` (${limits.pageSize.min}–${limits.pageSize.max}, default ${limits.pageSize.default}), ` +
-          '`filter` and `orderBy`, and answer `{ items, totalCount, page, pageSize }`; each list names its filter and sort fields. ' +
+          '`filter`, `orderBy` and `after` (the `nextCursor` of the page before), and answer `{ items, totalCount, page, pageSize, nextCursor? }` ' +
+          'with `X-Indexed-Block`; each list names its filter and sort fields. ' +
           'Big integers (token ids, prices in wei, blocks) are decimal strings; null values are omitted.',
         '',
         'Errors are RFC 9457 `application/problem+json`. The `/accounts/me…` endpoints take `Authorization: Bearer <token>` ' +
