@@ -67,12 +67,13 @@ const stateHeartbeatMs = limits.hub.listenerStateMaxAgeMs / 4;
 
 /**
  * The long-running listener (DESIGN.md "The listener"): LISTENs on the
- * indexer's channel, re-reads on each notification and every poll interval,
- * and fans events out through the management API. Only the holder of the
- * advisory lock reads and fans out; any other instance waits as a standby.
- * A read sends forgeFulfilled itself and hands marketChanged to the
- * broadcast lane without waiting for it, so the next read (and its
- * fulfilments) never waits behind a broadcast.
+ * indexer's channel, reads what each notification's table list names (both
+ * for any other payload) and both every poll interval, and fans events out
+ * through the management API. Only the holder of the advisory lock reads and
+ * fans out; any other instance waits as a standby. A read of the forge
+ * requests sends forgeFulfilled itself; a read of the listings hands
+ * marketChanged to the broadcast lane without waiting for it, so no read (and
+ * no fulfilment) ever waits behind a broadcast.
  */
 export class Listener {
   readonly options: ListenerOptions;

@@ -32,9 +32,9 @@ type CheckpointRow = { checkpoint: string; ready: boolean | null };
  * `--views-schema`): the latest checkpoint per chain, and `is_ready` once
  * the backfill is done. Their absence is "unknown", never an error.
  */
-export async function readFreshness(db: Queryable, now: number = Date.now()): Promise<Freshness> {
+export async function readFreshness(client: Queryable, now: number = Date.now()): Promise<Freshness> {
   try {
-    const { rows } = await db.query<CheckpointRow>(
+    const { rows } = await client.query<CheckpointRow>(
       `SELECT c.latest_checkpoint AS checkpoint, (SELECT (m.value->>'is_ready') = '1' FROM ${indexerTable('_ponder_meta')} m WHERE m.key = 'app') AS ready
        FROM ${indexerTable('_ponder_checkpoint')} c ORDER BY c.chain_id`,
     );
