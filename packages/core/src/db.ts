@@ -46,6 +46,10 @@ export function isMissingRelation(error: unknown): boolean {
   return code === '42P01' || code === '3F000';
 }
 
+export function isUndefinedColumn(error: unknown): boolean {
+  return (error as { code?: unknown } | undefined)?.code === '42703';
+}
+
 export function retryDelayMs(attempt: number): number {
   return Math.min(limits.transientMaxDelayMs, 100 * 2 ** attempt);
 }

@@ -247,9 +247,12 @@ export class Listener {
       this.counters.leader = true;
       this.resync = true;
       log.info('listener is leading');
-      poll = setInterval(() => (this.readAll(), this.indexerReads.trigger()), pollMs);
-      this.readAll();
-      this.indexerReads.trigger();
+      const readEverything = () => {
+        this.readAll();
+        this.indexerReads.trigger();
+      };
+      poll = setInterval(readEverything, pollMs);
+      readEverything();
       await ended;
     } finally {
       clearInterval(poll);

@@ -33,6 +33,11 @@ const address = (n: string) => `('0x' || lpad(to_hex(${n}), 40, '0'))`;
 const huge = `18446744073709551616::numeric`;
 const wei = (n: string) => `(${n} * 1000000000000000::numeric)`;
 
+const indexerTables = [
+  'listings', 'nfts', 'editions', 'staking_pairs', 'forge_requests', 'sales',
+  'token_transfers', 'referral_registrations', 'referral_links', 'referral_bnb_accruals', 'referral_bnb_claims',
+];
+
 /**
  * Fills the indexer schema with deterministic demo data: every status of
  * every table, burned and staked NFTs, listings whose NFT row is missing,
@@ -42,9 +47,9 @@ const wei = (n: string) => `(${n} * 1000000000000000::numeric)`;
 export async function loadDemoData(client: Queryable, size: DemoSize): Promise<void> {
   await createIndexerSchema(client);
   const s = size;
+  const everyTable = indexerTables.map(indexerTable).join(', ');
   const statements = [
-    `TRUNCATE ${indexerTable('listings')}, ${indexerTable('nfts')}, ${indexerTable('editions')}, ${indexerTable('staking_pairs')}, ${indexerTable('forge_requests')}, ${indexerTable('sales')},
-       ${indexerTable('token_transfers')}, ${indexerTable('referral_registrations')}, ${indexerTable('referral_links')}, ${indexerTable('referral_bnb_accruals')}, ${indexerTable('referral_bnb_claims')}`,
+    `TRUNCATE ${everyTable}`,
     `INSERT INTO ${indexerTable('editions')}
      SELECT i, 'Edition ' || i, 'ipfs://hatchery/editions/' || i || '.png', (i * 37) % 100, (i * 53) % 100, (i * 71) % 100, i % 5,
             CASE WHEN i % 10 = 0 THEN ${huge} + i ELSE 1000 + i END, (i * 13) % 1000, 1000000 + i, 2000000 + i,
@@ -93,8 +98,7 @@ export async function loadDemoData(client: Queryable, size: DemoSize): Promise<v
      SELECT 'claim-' || i, ${address(`1 + i % ${s.referrers}`)}, ${wei('i')}, 970000 + i
      FROM generate_series(1::bigint, ${s.referrers * 2}) AS i`,
     // Vacuumed as autovacuum leaves a live indexer's tables, so index-only scans (the counts) skip the heap.
-    `VACUUM (ANALYZE) ${indexerTable('listings')}, ${indexerTable('nfts')}, ${indexerTable('editions')}, ${indexerTable('staking_pairs')}, ${indexerTable('forge_requests')}, ${indexerTable('sales')},
-       ${indexerTable('token_transfers')}, ${indexerTable('referral_registrations')}, ${indexerTable('referral_links')}, ${indexerTable('referral_bnb_accruals')}, ${indexerTable('referral_bnb_claims')}`,
+    `VACUUM (ANALYZE) ${everyTable}`,
   ];
   for (const statement of statements) await client.query(statement);
 }

@@ -1,5 +1,5 @@
 import * as z from 'zod';
-import { db, isMissingRelation, type Queryable } from '../db';
+import { db, isMissingRelation, isUndefinedColumn, type Queryable } from '../db';
 import { limits } from '../limits';
 import { indexerTable } from './names';
 import { bigIntString } from './wire';
@@ -53,13 +53,11 @@ export async function readFreshness(client: Queryable, now: number = Date.now())
     });
     return chains.length ? { chains } : 'unknown';
   } catch (error) {
+    // Another writer's tables of the same names but not Ponder's columns hold no checkpoint either.
     if (isMissingRelation(error) || isUndefinedColumn(error)) return 'unknown';
     throw error;
   }
 }
-
-/** Another writer's tables of the same names but not Ponder's columns: no checkpoint to read. */
-const isUndefinedColumn = (error: unknown) => (error as { code?: unknown } | undefined)?.code === '42703';
 
 /**
  * `X-Indexed-Block`: the block each chain's data was indexed up to, as

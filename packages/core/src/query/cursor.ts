@@ -34,6 +34,7 @@ const keyPatterns: Record<FieldType, RegExp> = {
 };
 
 const refused = (why: string) => validationError('after', why);
+const notOurs = 'is not a cursor this service wrote (use the nextCursor of the page before)';
 
 /** The sort key `after` names, or a 422 naming `after`: malformed, of another list, filter or order, or keys of the wrong type. */
 export function decodeCursor(cursor: string, binding: string, terms: readonly OrderTerm[]): string[] {
@@ -46,11 +47,9 @@ export function decodeCursor(cursor: string, binding: string, terms: readonly Or
     if (Buffer.from(text, 'utf8').toString('base64url') !== cursor) throw new Error('not canonical');
     decoded = JSON.parse(text);
   } catch {
-    throw refused('is not a cursor this service wrote (use the nextCursor of the page before)');
+    throw refused(notOurs);
   }
-  if (!Array.isArray(decoded) || decoded.length !== terms.length + 1 || !decoded.every((part): part is string => typeof part === 'string')) {
-    throw refused('is not a cursor this service wrote (use the nextCursor of the page before)');
-  }
+  if (!Array.isArray(decoded) || decoded.length !== terms.length + 1 || !decoded.every((part): part is string => typeof part === 'string')) throw refused(notOurs);
   const [bound, ...keys] = decoded;
   if (bound !== binding) throw refused('belongs to another list, filter or order: a cursor continues the walk it came from');
   keys.forEach((key, index) => {
