@@ -13,12 +13,19 @@ export const tracer: Tracer | undefined = tracingEnabled
   ? new (await import('@aws-lambda-powertools/tracer')).Tracer({ serviceName: metricsService, captureHTTPsRequests: false })
   : undefined;
 
-/** Runs `work` in a subsegment of the current segment (a database round trip), recording its error. */
-export async function traced<T>(name: string, work: () => Promise<T>): Promise<T> {
+/** What a subsegment records besides its name and times: `aws` for a call to an AWS service (its `operation`, e.g. UpdateItem). */
+export interface TraceDetails {
+  namespace?: 'remote' | 'aws';
+  aws?: { operation: string } & Record<string, unknown>;
+}
+
+/** Runs `work` in a subsegment of the current segment (a database round trip, an AWS call), recording its error. */
+export async function traced<T>(name: string, work: () => Promise<T>, details: TraceDetails = {}): Promise<T> {
   const parent = tracer?.getSegment();
   if (!tracer || !parent) return work();
   const subsegment = parent.addNewSubsegment(name);
-  subsegment.namespace = 'remote';
+  subsegment.namespace = details.namespace ?? 'remote';
+  if (details.aws) subsegment.addAttribute('aws', details.aws);
   tracer.setSegment(subsegment);
   try {
     return await work();
