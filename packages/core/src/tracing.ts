@@ -1,17 +1,23 @@
-import type { Tracer } from '@aws-lambda-powertools/tracer';
+import { randomBytes } from 'node:crypto';
+import { createSocket, type Socket } from 'node:dgram';
+import { getXrayTraceDataFromEnv } from '@aws-lambda-powertools/commons/utils/env';
+import { invocationScoped } from './invocation';
 import { metricsService } from './metrics';
 
 /**
- * X-Ray tracing (Powertools Tracer) runs in Lambda only, and there unless
- * POWERTOOLS_TRACE_ENABLED=false. Elsewhere (the local stack, the tests, the
- * listener on Fargate, which has no X-Ray daemon) the SDK is not even loaded:
- * importing it is most of tracing's cold-start cost.
+ * X-Ray tracing runs in Lambda only, and there unless
+ * POWERTOOLS_TRACE_ENABLED=false (the variable Powertools' Tracer read, kept
+ * so a deployment's settings keep their meaning). Elsewhere (the local stack,
+ * the tests, the listener on Fargate, which has no X-Ray daemon) nothing is sent.
+ *
+ * Lambda's active tracing records each invocation itself (its facade segment);
+ * what this adds are the subsegments inside it: the handler, and in it each
+ * database round trip and AWS call. They are sent as independent subsegment
+ * documents over UDP to the daemon Lambda runs, which is all the X-Ray SDK did
+ * for us; the SDK and its dependencies were 120 KB of every function's bundle
+ * (issue 21).
  */
 export const tracingEnabled = Boolean(process.env.AWS_LAMBDA_FUNCTION_NAME) && process.env.POWERTOOLS_TRACE_ENABLED?.toLowerCase() !== 'false';
-
-export const tracer: Tracer | undefined = tracingEnabled
-  ? new (await import('@aws-lambda-powertools/tracer')).Tracer({ serviceName: metricsService, captureHTTPsRequests: false })
-  : undefined;
 
 /** What a subsegment records besides its name and times: `aws` for a call to an AWS service (its `operation`, e.g. UpdateItem). */
 export interface TraceDetails {
@@ -19,22 +25,115 @@ export interface TraceDetails {
   aws?: { operation: string } & Record<string, unknown>;
 }
 
-/** Runs `work` in a subsegment of the current segment (a database round trip, an AWS call), recording its error. */
+/** An X-Ray subsegment document, as the daemon takes it (https://docs.aws.amazon.com/xray/latest/devguide/xray-api-segmentdocuments.html). */
+export interface SubsegmentDocument {
+  type: 'subsegment';
+  id: string;
+  trace_id: string;
+  parent_id: string;
+  name: string;
+  start_time: number;
+  end_time: number;
+  namespace?: 'remote' | 'aws';
+  aws?: Record<string, unknown>;
+  annotations?: Record<string, string | number | boolean>;
+  fault?: true;
+  cause?: { exceptions: { id: string; message: string; type: string }[] };
+}
+
+/** The open subsegment of the running invocation that the next subsegments nest in. */
+interface Parent {
+  traceId: string;
+  id: string;
+}
+
+const current = invocationScoped<{ parent?: Parent }>('hatchery.traceParent', () => ({}));
+
+const newId = () => randomBytes(8).toString('hex');
+const seconds = (epochMs: number) => epochMs / 1000;
+
+/** The daemon's UDP address from AWS_XRAY_DAEMON_ADDRESS: `host:port`, or `tcp:host:port udp:host:port`. */
+export function daemonAddress(value = process.env.AWS_XRAY_DAEMON_ADDRESS ?? '127.0.0.1:2000'): { host: string; port: number } {
+  const udp = value.split(/\s+/).find((part) => part.startsWith('udp:'))?.slice(4) ?? value;
+  const colon = udp.lastIndexOf(':');
+  return { host: udp.slice(0, colon), port: Number(udp.slice(colon + 1)) };
+}
+
+let socket: Socket | undefined;
+
+function send(document: SubsegmentDocument): void {
+  const { host, port } = daemonAddress();
+  // Unreferenced, so that an open socket never keeps a process alive.
+  socket ??= createSocket('udp4').unref();
+  socket.send(`{"format":"json","version":1}\n${JSON.stringify(document)}`, port, host, () => undefined);
+}
+
+function faultOf(error: unknown): Pick<SubsegmentDocument, 'fault' | 'cause'> {
+  const { name = 'Error', message = String(error) } = (error ?? {}) as { name?: string; message?: string };
+  return { fault: true, cause: { exceptions: [{ id: newId(), message, type: name }] } };
+}
+
+let coldStart = true;
+
+/**
+ * Opens the handler's subsegment for this invocation, under Lambda's facade
+ * segment, when tracing is on and the request is sampled; its `end` closes
+ * and sends it. Annotated as Powertools' Tracer annotated it: ColdStart, Service.
+ */
+export function startInvocationTrace(): { end(error?: unknown): void } {
+  const wasCold = coldStart;
+  coldStart = false;
+  const trace = tracingEnabled ? getXrayTraceDataFromEnv() : undefined;
+  if (!trace?.Root || !trace.Parent || trace.Sampled !== '1') {
+    current.reset();
+    return { end: () => undefined };
+  }
+  const started = Date.now();
+  const subsegment = { traceId: trace.Root, id: newId() };
+  current.reset();
+  current.get().parent = subsegment;
+  return {
+    end: (error) => {
+      current.reset();
+      send({
+        type: 'subsegment',
+        id: subsegment.id,
+        trace_id: subsegment.traceId,
+        parent_id: trace.Parent!,
+        name: `## ${process.env._HANDLER ?? 'handler'}`,
+        start_time: seconds(started),
+        end_time: seconds(Date.now()),
+        annotations: { ColdStart: wasCold, Service: metricsService },
+        ...(error !== undefined && faultOf(error)),
+      });
+    },
+  };
+}
+
+/** Runs `work` in a subsegment of the invocation's handler subsegment (a database round trip, an AWS call), recording its error. */
 export async function traced<T>(name: string, work: () => Promise<T>, details: TraceDetails = {}): Promise<T> {
-  const parent = tracer?.getSegment();
-  if (!tracer || !parent) return work();
-  const subsegment = parent.addNewSubsegment(name);
-  subsegment.namespace = details.namespace ?? 'remote';
-  if (details.aws) subsegment.addAttribute('aws', details.aws);
-  tracer.setSegment(subsegment);
+  const parent = tracingEnabled ? current.get().parent : undefined;
+  if (!parent) return work();
+  const started = Date.now();
+  const document = (extra: Partial<SubsegmentDocument> = {}): SubsegmentDocument => ({
+    type: 'subsegment',
+    id: newId(),
+    trace_id: parent.traceId,
+    parent_id: parent.id,
+    name,
+    start_time: seconds(started),
+    end_time: seconds(Date.now()),
+    namespace: details.namespace ?? 'remote',
+    ...(details.aws && { aws: details.aws }),
+    ...extra,
+  });
   try {
-    return await work();
+    const result = await work();
+    send(document());
+    return result;
   } catch (error) {
-    subsegment.addError(error as Error);
+    send(document(faultOf(error)));
     throw error;
-  } finally {
-    subsegment.close();
-    tracer.setSegment(parent);
   }
 }
 
@@ -42,15 +141,7 @@ interface SdkClient {
   middlewareStack: { identify(): string[]; remove(name: string): boolean };
 }
 
-/**
- * The client, its every call traced as a subsegment, when tracing is on.
- * Powertools also appends to the user agent in a middleware placed after the
- * SDK's own; on a client that dropped that one (the management API's, see
- * realtime/management.ts) every call would fail, so it goes too.
- */
+/** @deprecated The AWS SDK's clients are no longer captured; AWS calls are wrapped in `traced` where they are made. */
 export function traceAwsClient<T extends SdkClient>(client: T): T {
-  if (!tracer) return client;
-  const traced = tracer.captureAWSv3Client(client);
-  if (!client.middlewareStack.identify().some((entry) => entry.startsWith('getUserAgentMiddleware'))) client.middlewareStack.remove('addPowertoolsToUserAgent');
-  return traced;
+  return client;
 }

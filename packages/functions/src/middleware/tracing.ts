@@ -1,13 +1,18 @@
 import type middy from '@middy/core';
 import type { Context } from 'aws-lambda';
-import { captureLambdaHandler } from '@aws-lambda-powertools/tracer/middleware';
-import { tracer } from '@hatchery/core/tracing';
+import { startInvocationTrace } from '@hatchery/core/tracing';
 
 /**
- * The invocation as an X-Ray subsegment (Powertools Tracer), when tracing is
- * on. Responses are not recorded: they carry account data.
+ * The invocation as an X-Ray subsegment holding its database and AWS calls,
+ * when tracing is on (see core/tracing.ts). Responses are not recorded: they carry account data.
  */
-export function traceInvocation<TEvent, TResult, TContext extends Context>(): middy.MiddlewareObj<TEvent, TResult, Error, TContext>[] {
-    // Powertools types its middleware loosely (any event, any result); it reads neither.
-  return tracer ? [captureLambdaHandler(tracer, { captureResponse: false }) as middy.MiddlewareObj<TEvent, TResult, Error, TContext>] : [];
+export function traceInvocation<TEvent, TResult, TContext extends Context>(): middy.MiddlewareObj<TEvent, TResult, Error, TContext> {
+  const traces = new WeakMap<object, ReturnType<typeof startInvocationTrace>>();
+  return {
+    before: (request) => {
+      traces.set(request, startInvocationTrace());
+    },
+    after: (request) => traces.get(request)?.end(),
+    onError: (request) => traces.get(request)?.end(request.error ?? undefined),
+  };
 }
