@@ -1,8 +1,8 @@
 import { Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
 import type { EmfOutput } from '@aws-lambda-powertools/metrics/types';
-import { pino } from 'pino';
 import { configSchema } from './config';
 import { invocationScoped } from './invocation';
+import { writeLine } from './stdout';
 
 /**
  * Every metric the service emits, in CloudWatch's embedded metric format
@@ -78,12 +78,8 @@ export const metricsService = 'hatchery';
 /** Where EMF documents go. */
 export type EmfSink = (document: EmfOutput) => void;
 
-let stdout: { write(data: string): boolean } | undefined;
-/** Standard output, one JSON line each, written synchronously (pino's writer): the line leaves before the invocation ends, and costs less than Node's stream. */
-const printLine: EmfSink = (document) => {
-  stdout ??= pino.destination({ dest: 1, sync: true });
-  stdout.write(`${JSON.stringify(document)}\n`);
-};
+/** Standard output, one JSON line each, written synchronously: the line leaves before the invocation ends. */
+const printLine: EmfSink = (document) => writeLine(`${JSON.stringify(document)}\n`);
 
 let sink: EmfSink = printLine;
 
