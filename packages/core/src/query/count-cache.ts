@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { LRUCache } from 'lru-cache';
+import { LRUCache } from '@aws-lambda-powertools/commons/utils/lru-cache';
 import { limits } from '../limits';
 
 export interface CountCacheOptions {
@@ -15,20 +15,26 @@ export interface CountCache {
 }
 
 export function createCountCache(options: CountCacheOptions): CountCache {
-  const cache = new LRUCache<string, number, () => Promise<number>>({
-    max: options.maxEntries,
-    ttl: options.ttlMs,
-    perf: options.perf,
-    // Read the clock at every check, not once a millisecond through a timer (which an injected clock does not drive).
-    ttlResolution: 0,
-    fetchMethod: (_key, _stale, { context }) => context(),
-  });
+  const clock = options.perf ?? performance;
+  // A count still loading expires never, so that concurrent callers share its one load.
+  const entries = new LRUCache<string, { count: Promise<number>; expiresAt: number }>({ maxSize: options.maxEntries });
   return {
-    async get(key, load) {
+    get(key, load) {
       // Keys hold whole statements and their values; a digest keeps each entry small whatever the filter.
-      const count = await cache.fetch(createHash('sha256').update(key).digest('base64url'), { context: load });
-      // fetch() resolves undefined only when the fetch is aborted, which nothing here does.
-      return count ?? load();
+      const digest = createHash('sha256').update(key).digest('base64url');
+      const cached = entries.get(digest);
+      if (cached && clock.now() < cached.expiresAt) return cached.count;
+      const entry = { count: load(), expiresAt: Infinity };
+      entries.add(digest, entry);
+      entry.count.then(
+        () => {
+          entry.expiresAt = clock.now() + options.ttlMs;
+        },
+        () => {
+          if (entries.get(digest) === entry) entries.remove(digest);
+        },
+      );
+      return entry.count;
     },
   };
 }
