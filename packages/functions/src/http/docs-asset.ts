@@ -1,10 +1,10 @@
 import { AppError } from '@hatchery/core/errors';
 import { isDocsAsset, loadDocsAsset } from '../docs-assets';
-import { httpRoutes } from '../routes';
+import * as routes from '../routes/foundation';
 import { httpHandler } from './handler';
 
 /** The explorer's own files, gzipped for clients that take it (the bundle is 1.7 MB, 0.5 MB gzipped). */
-export const handler = httpHandler(httpRoutes.docsAsset, async ({ params }, _context, event) => {
+export const handler = httpHandler(routes.docsAsset, async ({ params }, _context, event) => {
   const asset = isDocsAsset(params.asset) ? await loadDocsAsset(params.asset) : undefined;
   if (!asset) throw new AppError('notFound', 'No such file of the API explorer.');
   const gzip = /\bgzip\b/.test(event.headers?.['accept-encoding'] ?? '');

@@ -1,4 +1,4 @@
-import { httpRoutes } from '../routes';
+import * as routes from '../routes/foundation';
 import { httpHandler } from './handler';
 
 /**
@@ -33,7 +33,7 @@ window.ui = SwaggerUIBundle({
 </body>
 </html>`;
 
-export const handler = httpHandler(httpRoutes.docs, async () => ({
+export const handler = httpHandler(routes.docs, async () => ({
   statusCode: 200,
   headers: { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-cache' },
   body: page,

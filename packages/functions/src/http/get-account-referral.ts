@@ -1,5 +1,5 @@
 import { getReferralInfo } from '@hatchery/core/indexer/referral';
-import { httpRoutes } from '../routes';
+import * as routes from '../routes/indexed';
 import { httpHandler } from './handler';
 
-export const handler = httpHandler(httpRoutes.getAccountReferral, ({ params }) => getReferralInfo(params.address));
+export const handler = httpHandler(routes.getAccountReferral, ({ params }) => getReferralInfo(params.address));

@@ -1,5 +1,5 @@
 import { getAccount } from '@hatchery/core/accounts/account';
-import { httpRoutes } from '../routes';
+import * as routes from '../routes/accounts';
 import { protectedHandler } from './protected-handler';
 
-export const handler = protectedHandler(httpRoutes.getMe, (_input, caller) => getAccount(caller.userId));
+export const handler = protectedHandler(routes.getMe, (_input, caller) => getAccount(caller.userId));

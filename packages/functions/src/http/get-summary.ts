@@ -1,5 +1,5 @@
 import { getSummary } from '@hatchery/core/indexer/summary';
-import { httpRoutes } from '../routes';
+import * as routes from '../routes/indexed';
 import { httpHandler } from './handler';
 
-export const handler = httpHandler(httpRoutes.getSummary, () => getSummary());
+export const handler = httpHandler(routes.getSummary, () => getSummary());

@@ -1,5 +1,5 @@
 import { checkHealth } from '@hatchery/core/health';
-import { httpRoutes } from '../routes';
+import * as routes from '../routes/operations';
 import { httpHandler } from './handler';
 
-export const handler = httpHandler(httpRoutes.health, () => checkHealth());
+export const handler = httpHandler(routes.health, () => checkHealth());

@@ -1,5 +1,5 @@
 import { listAccountForgeRequests } from '@hatchery/core/indexer/forge-requests';
-import { httpRoutes } from '../routes';
+import * as routes from '../routes/indexed';
 import { httpHandler } from './handler';
 
-export const handler = httpHandler(httpRoutes.listAccountForgeRequests, ({ params, query }) => listAccountForgeRequests(params.address, query));
+export const handler = httpHandler(routes.listAccountForgeRequests, ({ params, query }) => listAccountForgeRequests(params.address, query));

@@ -1,5 +1,5 @@
 import { listAccountNfts } from '@hatchery/core/indexer/nfts';
-import { httpRoutes } from '../routes';
+import * as routes from '../routes/indexed';
 import { httpHandler } from './handler';
 
-export const handler = httpHandler(httpRoutes.listAccountNfts, ({ params, query }) => listAccountNfts(params.address, query));
+export const handler = httpHandler(routes.listAccountNfts, ({ params, query }) => listAccountNfts(params.address, query));

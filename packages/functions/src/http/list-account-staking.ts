@@ -1,5 +1,5 @@
 import { listAccountStaking } from '@hatchery/core/indexer/staking';
-import { httpRoutes } from '../routes';
+import * as routes from '../routes/indexed';
 import { httpHandler } from './handler';
 
-export const handler = httpHandler(httpRoutes.listAccountStaking, ({ params, query }) => listAccountStaking(params.address, query));
+export const handler = httpHandler(routes.listAccountStaking, ({ params, query }) => listAccountStaking(params.address, query));

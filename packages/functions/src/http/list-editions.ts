@@ -1,5 +1,5 @@
 import { listEditions } from '@hatchery/core/indexer/editions';
-import { httpRoutes } from '../routes';
+import * as routes from '../routes/foundation';
 import { httpHandler } from './handler';
 
-export const handler = httpHandler(httpRoutes.listEditions, ({ query }) => listEditions(query));
+export const handler = httpHandler(routes.listEditions, ({ query }) => listEditions(query));

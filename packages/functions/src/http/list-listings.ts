@@ -1,5 +1,5 @@
 import { listListings } from '@hatchery/core/indexer/listings';
-import { httpRoutes } from '../routes';
+import * as routes from '../routes/indexed';
 import { httpHandler } from './handler';
 
-export const handler = httpHandler(httpRoutes.listListings, ({ query }) => listListings(query));
+export const handler = httpHandler(routes.listListings, ({ query }) => listListings(query));

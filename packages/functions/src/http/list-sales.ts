@@ -1,5 +1,5 @@
 import { listSales } from '@hatchery/core/indexer/sales';
-import { httpRoutes } from '../routes';
+import * as routes from '../routes/indexed';
 import { httpHandler } from './handler';
 
-export const handler = httpHandler(httpRoutes.listSales, ({ query }) => listSales(query));
+export const handler = httpHandler(routes.listSales, ({ query }) => listSales(query));

@@ -1,5 +1,5 @@
 import { negotiate } from '@hatchery/core/realtime/protocol';
-import { httpRoutes } from '../routes';
+import * as routes from '../routes/realtime';
 import { httpHandler } from './handler';
 
-export const handler = httpHandler(httpRoutes.negotiateHub, async ({ query }) => negotiate(query.negotiateVersion));
+export const handler = httpHandler(routes.negotiateHub, async ({ query }) => negotiate(query.negotiateVersion));

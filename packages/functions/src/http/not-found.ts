@@ -1,5 +1,6 @@
 import { AppError } from '@hatchery/core/errors';
 import { httpRoutes, type HttpRoute } from '../routes';
+import { notFound } from '../routes/foundation';
 import { httpHandler } from './handler';
 
 const escape = (text: string) => text.replace(/[.*+?^$()|[\]\\]/g, '\\$&');
@@ -20,7 +21,7 @@ function trailingSlashRedirect(method: string, path: string, query: string): str
   return `../${trimmed.split('/').at(-1)}${query ? `?${query}` : ''}`;
 }
 
-export const handler = httpHandler(httpRoutes.notFound, async (_input, _context, event) => {
+export const handler = httpHandler(notFound, async (_input, _context, event) => {
   const location = trailingSlashRedirect(event.requestContext.http.method, event.rawPath, event.rawQueryString);
   if (location) return { statusCode: 308, headers: { location, 'cache-control': 'no-store' }, body: '' };
   throw new AppError('notFound', 'No route matches this method and path.');

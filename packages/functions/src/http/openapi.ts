@@ -1,7 +1,7 @@
 import { openApiDocument } from '../openapi';
-import { httpRoutes } from '../routes';
+import * as routes from '../routes/foundation';
 import { httpHandler } from './handler';
 
 let document: ReturnType<typeof openApiDocument> | undefined;
 
-export const handler = httpHandler(httpRoutes.openApi, async () => (document ??= openApiDocument()));
+export const handler = httpHandler(routes.openApi, async () => (document ??= openApiDocument()));

@@ -1,8 +1,8 @@
 import { requestChallenge } from '@hatchery/core/accounts/challenge';
 import { walletPostRateLimit } from '@hatchery/core/accounts/rate-limit';
-import { httpRoutes } from '../routes';
+import * as routes from '../routes/accounts';
 import { protectedHandler } from './protected-handler';
 
-export const handler = protectedHandler(httpRoutes.requestWalletNonce, (_input, caller) => requestChallenge(caller.userId), {
+export const handler = protectedHandler(routes.requestWalletNonce, (_input, caller) => requestChallenge(caller.userId), {
   rateLimit: walletPostRateLimit,
 });

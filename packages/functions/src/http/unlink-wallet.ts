@@ -1,5 +1,5 @@
 import { unlinkWallet } from '@hatchery/core/accounts/account';
-import { httpRoutes } from '../routes';
+import * as routes from '../routes/accounts';
 import { protectedHandler } from './protected-handler';
 
-export const handler = protectedHandler(httpRoutes.unlinkWallet, (_input, caller) => unlinkWallet(caller.userId));
+export const handler = protectedHandler(routes.unlinkWallet, (_input, caller) => unlinkWallet(caller.userId));

@@ -12,80 +12,86 @@ import { addressParams, pageSchema } from '../schemas';
 /** Every read of the indexer schema can find the database unavailable. */
 const problems = [503] as const;
 
+export const listAccountNfts = {
+  method: 'GET',
+  path: '/accounts/{address}/nfts',
+  handler: 'packages/functions/src/http/list-account-nfts.handler',
+  auth: 'none',
+  summary: 'NFTs owned by a wallet (staked included, burned excluded), paged.',
+  request: { query: pageQuerySchema, params: addressParams },
+  response: pageSchema(nftItemSchema),
+  list: nftsSource,
+  problems,
+} as const satisfies HttpRoute;
+
+export const listListings = {
+  method: 'GET',
+  path: '/marketplace/listings',
+  handler: 'packages/functions/src/http/list-listings.handler',
+  auth: 'none',
+  summary: 'Active marketplace listings, paged.',
+  request: { query: pageQuerySchema },
+  response: pageSchema(listingSchema),
+  list: listingsSource,
+  problems,
+} as const satisfies HttpRoute;
+
+export const listAccountStaking = {
+  method: 'GET',
+  path: '/accounts/{address}/staking',
+  handler: 'packages/functions/src/http/list-account-staking.handler',
+  auth: 'none',
+  summary: 'Staked pairs of a wallet, paged.',
+  request: { query: pageQuerySchema, params: addressParams },
+  response: pageSchema(stakingPairSchema),
+  list: stakingSource,
+  problems,
+} as const satisfies HttpRoute;
+
+export const listAccountForgeRequests = {
+  method: 'GET',
+  path: '/accounts/{address}/forge-requests',
+  handler: 'packages/functions/src/http/list-account-forge-requests.handler',
+  auth: 'none',
+  summary: 'Forge requests of a wallet in every status, paged.',
+  request: { query: pageQuerySchema, params: addressParams },
+  response: pageSchema(forgeRequestSchema),
+  list: forgeRequestsSource,
+  problems,
+} as const satisfies HttpRoute;
+
+export const getAccountReferral = {
+  method: 'GET',
+  path: '/accounts/{address}/referral',
+  handler: 'packages/functions/src/http/get-account-referral.handler',
+  auth: 'none',
+  summary: 'Referral code, upline, referred count and balances of a wallet.',
+  request: { params: addressParams },
+  response: referralInfoSchema,
+  problems,
+} as const satisfies HttpRoute;
+
+export const listSales = {
+  method: 'GET',
+  path: '/transparency/sales',
+  handler: 'packages/functions/src/http/list-sales.handler',
+  auth: 'none',
+  summary: 'Sales history, paged.',
+  request: { query: pageQuerySchema },
+  response: pageSchema(saleSchema),
+  list: salesSource,
+  problems,
+} as const satisfies HttpRoute;
+
+export const getSummary = {
+  method: 'GET',
+  path: '/transparency/summary',
+  handler: 'packages/functions/src/http/get-summary.handler',
+  auth: 'none',
+  summary: 'Ecosystem totals (cached 30 s).',
+  response: summarySchema,
+  problems,
+} as const satisfies HttpRoute;
+
 /** The public read endpoints over the indexer schema, other than /editions (issue: indexed data). */
-export const indexedRoutes = {
-  listAccountNfts: {
-    method: 'GET',
-    path: '/accounts/{address}/nfts',
-    handler: 'packages/functions/src/http/list-account-nfts.handler',
-    auth: 'none',
-    summary: 'NFTs owned by a wallet (staked included, burned excluded), paged.',
-    request: { query: pageQuerySchema, params: addressParams },
-    response: pageSchema(nftItemSchema),
-    list: nftsSource,
-    problems,
-  },
-  listListings: {
-    method: 'GET',
-    path: '/marketplace/listings',
-    handler: 'packages/functions/src/http/list-listings.handler',
-    auth: 'none',
-    summary: 'Active marketplace listings, paged.',
-    request: { query: pageQuerySchema },
-    response: pageSchema(listingSchema),
-    list: listingsSource,
-    problems,
-  },
-  listAccountStaking: {
-    method: 'GET',
-    path: '/accounts/{address}/staking',
-    handler: 'packages/functions/src/http/list-account-staking.handler',
-    auth: 'none',
-    summary: 'Staked pairs of a wallet, paged.',
-    request: { query: pageQuerySchema, params: addressParams },
-    response: pageSchema(stakingPairSchema),
-    list: stakingSource,
-    problems,
-  },
-  listAccountForgeRequests: {
-    method: 'GET',
-    path: '/accounts/{address}/forge-requests',
-    handler: 'packages/functions/src/http/list-account-forge-requests.handler',
-    auth: 'none',
-    summary: 'Forge requests of a wallet in every status, paged.',
-    request: { query: pageQuerySchema, params: addressParams },
-    response: pageSchema(forgeRequestSchema),
-    list: forgeRequestsSource,
-    problems,
-  },
-  getAccountReferral: {
-    method: 'GET',
-    path: '/accounts/{address}/referral',
-    handler: 'packages/functions/src/http/get-account-referral.handler',
-    auth: 'none',
-    summary: 'Referral code, upline, referred count and balances of a wallet.',
-    request: { params: addressParams },
-    response: referralInfoSchema,
-    problems,
-  },
-  listSales: {
-    method: 'GET',
-    path: '/transparency/sales',
-    handler: 'packages/functions/src/http/list-sales.handler',
-    auth: 'none',
-    summary: 'Sales history, paged.',
-    request: { query: pageQuerySchema },
-    response: pageSchema(saleSchema),
-    list: salesSource,
-    problems,
-  },
-  getSummary: {
-    method: 'GET',
-    path: '/transparency/summary',
-    handler: 'packages/functions/src/http/get-summary.handler',
-    auth: 'none',
-    summary: 'Ecosystem totals (cached 30 s).',
-    response: summarySchema,
-    problems,
-  },
-} as const satisfies Record<string, HttpRoute>;
+export const indexedRoutes = { listAccountNfts, listListings, listAccountStaking, listAccountForgeRequests, getAccountReferral, listSales, getSummary } as const satisfies Record<string, HttpRoute>;

@@ -1,18 +1,18 @@
 import { healthSchema } from '@hatchery/core/health';
 import type { HttpRoute } from '../routes';
 
+export const health = {
+  method: 'GET',
+  path: '/health',
+  handler: 'packages/functions/src/http/health.handler',
+  auth: 'none',
+  summary: 'Liveness and database reachability: 200, or 503 problem+json when the database does not answer within 1 s. Not rate limited, never cached.',
+  response: healthSchema,
+  problems: [503],
+  ipRateLimited: false,
+  // What a monitor reads must be now, never a cache's copy.
+  cacheControl: 'no-store',
+} as const satisfies HttpRoute;
+
 /** Routes for the platform team that runs the service (issue: operability). */
-export const operationsRoutes = {
-  health: {
-    method: 'GET',
-    path: '/health',
-    handler: 'packages/functions/src/http/health.handler',
-    auth: 'none',
-    summary: 'Liveness and database reachability: 200, or 503 problem+json when the database does not answer within 1 s. Not rate limited, never cached.',
-    response: healthSchema,
-    problems: [503],
-    ipRateLimited: false,
-    // What a monitor reads must be now, never a cache's copy.
-    cacheControl: 'no-store',
-  },
-} as const satisfies Record<string, HttpRoute>;
+export const operationsRoutes = { health } as const satisfies Record<string, HttpRoute>;

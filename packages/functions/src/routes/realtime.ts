@@ -2,22 +2,22 @@ import type { APIGatewayEventWebsocketRequestContextV2 } from 'aws-lambda';
 import { negotiateQuerySchema, negotiateResponseSchema } from '@hatchery/core/realtime/protocol';
 import type { HttpRoute } from '../routes';
 
+export const negotiateHub = {
+  method: 'POST',
+  path: '/hubs/events/negotiate',
+  handler: 'packages/functions/src/http/negotiate-hub.handler',
+  auth: 'none',
+  summary:
+    'SignalR negotiation for the realtime hub: connect to /hubs/events?id=<connectionToken> over WebSocket and speak the JSON hub protocol v1. ' +
+    'Methods Subscribe(address) and Unsubscribe(address); events marketChanged { count, maxBlock } to everyone and forgeFulfilled { requestId, tokenId, editionId } to the buyer’s group.',
+  request: { query: negotiateQuerySchema },
+  response: negotiateResponseSchema,
+  // The hub's rule: pages of other origins are refused here as on the WebSocket.
+  refusesOtherOrigins: true,
+} as const satisfies HttpRoute;
+
 /** HTTP routes of the realtime hub (issue: realtime). */
-export const realtimeRoutes = {
-  negotiateHub: {
-    method: 'POST',
-    path: '/hubs/events/negotiate',
-    handler: 'packages/functions/src/http/negotiate-hub.handler',
-    auth: 'none',
-    summary:
-      'SignalR negotiation for the realtime hub: connect to /hubs/events?id=<connectionToken> over WebSocket and speak the JSON hub protocol v1. ' +
-      'Methods Subscribe(address) and Unsubscribe(address); events marketChanged { count, maxBlock } to everyone and forgeFulfilled { requestId, tokenId, editionId } to the buyer’s group.',
-    request: { query: negotiateQuerySchema },
-    response: negotiateResponseSchema,
-    // The hub's rule: pages of other origins are refused here as on the WebSocket.
-    refusesOtherOrigins: true,
-  },
-} as const satisfies Record<string, HttpRoute>;
+export const realtimeRoutes = { negotiateHub } as const satisfies Record<string, HttpRoute>;
 
 /** The WebSocket API's routes (API Gateway route keys), for the local gateway and infra/websocket.ts. */
 export interface WsRoute {
