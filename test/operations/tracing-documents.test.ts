@@ -1,0 +1,64 @@
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { xrayDaemon } from './lambda';
+
+/**
+ * The subsegment documents core/tracing.ts sends the X-Ray daemon, read off a
+ * UDP socket: nesting, times, and a failure recorded as a fault with its cause.
+ */
+let daemon: Awaited<ReturnType<typeof xrayDaemon>>;
+let tracing: typeof import('@hatchery/core/tracing');
+
+beforeAll(async () => {
+  daemon = await xrayDaemon();
+  vi.stubEnv('AWS_LAMBDA_FUNCTION_NAME', 'unit');
+  vi.stubEnv('AWS_XRAY_DAEMON_ADDRESS', `tcp:127.0.0.1:1 udp:127.0.0.1:${daemon.port}`);
+  vi.stubEnv('_HANDLER', 'index.handler');
+  vi.resetModules();
+  tracing = await import('@hatchery/core/tracing');
+});
+
+afterAll(async () => {
+  vi.unstubAllEnvs();
+  await daemon?.close();
+});
+
+const received = async (count: number) => {
+  await vi.waitFor(() => expect(daemon.documents.length).toBeGreaterThanOrEqual(count));
+  return daemon.documents.splice(0);
+};
+
+describe('X-Ray subsegments', () => {
+  it('reads the daemon address in both of its forms', () => {
+    expect(tracing.daemonAddress('169.254.79.129:2000')).toEqual({ host: '169.254.79.129', port: 2000 });
+    expect(tracing.daemonAddress('tcp:127.0.0.1:2000 udp:127.0.0.2:2001')).toEqual({ host: '127.0.0.2', port: 2001 });
+  });
+
+  it('nests a traced call in the handler subsegment, under the facade segment, and records a failure as a fault', async () => {
+    vi.stubEnv('_X_AMZN_TRACE_ID', 'Root=1-6759e988-bd862e3fe1be46a994272793;Parent=53995c3f42cd8ad8;Sampled=1');
+    const invocation = tracing.startInvocationTrace();
+    await tracing.traced('DynamoDB', async () => 'ok', { namespace: 'aws', aws: { operation: 'GetItem' } });
+    await expect(tracing.traced('postgres query', () => Promise.reject(Object.assign(new Error('boom'), { name: 'QueryError' })))).rejects.toThrow('boom');
+    invocation.end();
+    const [aws, failed, handler] = await received(3);
+    expect(handler).toMatchObject({ type: 'subsegment', name: '## index.handler', parent_id: '53995c3f42cd8ad8', trace_id: '1-6759e988-bd862e3fe1be46a994272793', annotations: { ColdStart: true, Service: 'hatchery' } });
+    expect(aws).toMatchObject({ type: 'subsegment', name: 'DynamoDB', parent_id: handler!.id, namespace: 'aws', aws: { operation: 'GetItem' } });
+    expect(aws).not.toHaveProperty('fault');
+    expect(failed).toMatchObject({ name: 'postgres query', parent_id: handler!.id, namespace: 'remote', fault: true, cause: { exceptions: [{ message: 'boom', type: 'QueryError' }] } });
+    for (const document of [aws, failed, handler]) {
+      expect(document!.id).toMatch(/^[0-9a-f]{16}$/);
+      expect(document!.end_time as number).toBeGreaterThanOrEqual(document!.start_time as number);
+    }
+  });
+
+  it('sends nothing for a request X-Ray did not sample, and no ColdStart after the first invocation', async () => {
+    vi.stubEnv('_X_AMZN_TRACE_ID', 'Root=1-6759e988-bd862e3fe1be46a994272794;Parent=53995c3f42cd8ad8;Sampled=0');
+    const unsampled = tracing.startInvocationTrace();
+    await tracing.traced('postgres query', async () => 1);
+    unsampled.end();
+    vi.stubEnv('_X_AMZN_TRACE_ID', 'Root=1-6759e988-bd862e3fe1be46a994272795;Parent=53995c3f42cd8ad8;Sampled=1');
+    const sampled = tracing.startInvocationTrace();
+    sampled.end();
+    const documents = await received(1);
+    expect(documents.map((document) => [document.trace_id, (document.annotations as { ColdStart: boolean }).ColdStart])).toEqual([['1-6759e988-bd862e3fe1be46a994272795', false]]);
+  });
+});
