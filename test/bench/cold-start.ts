@@ -7,7 +7,9 @@ import type { BenchSection } from './context';
 /**
  * Each deployed function's bundle (built as SST builds it) and cold start:
  * the import (Lambda's init phase) and the first call, in fresh processes,
- * the median of BENCH_COLD_START_RUNS (default 5) per function.
+ * the median of BENCH_COLD_START_RUNS (default 5) per function, beside a
+ * pg-only bundle of GET /editions' page query probed in the same rounds, and
+ * issue 21's goals.
  */
 export const coldStartBench: BenchSection = async ({ stack, sql }) => {
   const times = Number(process.env.BENCH_COLD_START_RUNS ?? 5);
@@ -18,7 +20,7 @@ export const coldStartBench: BenchSection = async ({ stack, sql }) => {
   const migrationUrl = new URL(stack.databaseUrl);
   migrationUrl.pathname = `/${database}`;
   try {
-    const rows = await measureColdStarts(
+    const { functions, baseline } = await measureColdStarts(
       {
         databaseUrl: stack.databaseUrl,
         dynamoEndpoint: stack.dynamoEndpoint,
@@ -28,8 +30,9 @@ export const coldStartBench: BenchSection = async ({ stack, sql }) => {
       workdir,
       migrationUrl.href,
       times,
+      { baseline: true },
     );
-    printColdStarts(rows, times);
+    printColdStarts(functions, times, baseline);
   } finally {
     await rm(workdir, { recursive: true, force: true });
     await sql.query(`DROP DATABASE IF EXISTS ${database}`);

@@ -1,3 +1,4 @@
+import { loadavg } from 'node:os';
 import pg from 'pg';
 import type { RunningStack } from '@hatchery/local/stack';
 
@@ -11,3 +12,6 @@ export interface BenchContext {
 }
 
 export type BenchSection = (context: BenchContext) => Promise<void>;
+
+/** The one-minute load average now, printed beside each figure: a figure taken on a busy machine says so. */
+export const loadAverage = (): string => loadavg()[0]!.toFixed(2);

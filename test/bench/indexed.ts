@@ -24,8 +24,8 @@ interface Case {
   goal?: number;
 }
 
-/** A demo wallet with hex letters in it, requested in mixed case where the address is a path value. */
-const wallet = demoAddress(0xabc);
+/** A demo wallet with hex letters in it, requested in mixed case where the address is a path value; it has a page of every wallet list. */
+export const wallet = demoAddress(0xabc);
 const mixedCase = `0x${wallet.slice(2).toUpperCase()}`;
 
 const cases: Case[] = [

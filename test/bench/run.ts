@@ -24,6 +24,7 @@ const sections: Record<string, BenchSection> = {
   logging: (context) => import('./logging').then(({ loggingBench }) => loggingBench(context)),
   cursor: (context) => import('./cursor').then(({ cursorBench }) => cursorBench(context)),
   pings: (context) => import('./pings').then(({ pingsBench }) => pingsBench(context)),
+  warm: (context) => import('./warm').then(({ warmBench }) => warmBench(context)),
 };
 
 const concurrency = Number(process.env.BENCH_CONCURRENCY ?? 16);

@@ -6,7 +6,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { migrationsDir } from '@hatchery/core/migrate';
 import { demoSizes } from '@hatchery/local/demo-data';
 import { startTestStack, type TestStack } from '../support/stack';
-import { measureColdStarts, printColdStarts, type ColdStart } from './cold-start';
+import { sizeBudget } from './budgets';
+import { measureColdStarts, migratorId, printColdStarts, type ColdStart } from './cold-start';
 
 /**
  * Every function bundled as SST bundles it, then imported and called once in
@@ -24,7 +25,7 @@ beforeAll(async () => {
   await stack.sql(`CREATE DATABASE ${migrationDatabase}`);
   const migrationUrl = new URL(stack.databaseUrl);
   migrationUrl.pathname = `/${migrationDatabase}`;
-  rows = await measureColdStarts(
+  ({ functions: rows } = await measureColdStarts(
     {
       databaseUrl: stack.databaseUrl,
       dynamoEndpoint: stack.dynamoEndpoint,
@@ -33,7 +34,7 @@ beforeAll(async () => {
     },
     workdir,
     migrationUrl.href,
-  );
+  ));
   printColdStarts(rows);
 }, 600_000);
 
@@ -50,6 +51,18 @@ describe('function bundles', () => {
       expect(row.bundle.bytes, row.key).toBeLessThan(5 * 1024 * 1024);
       expect(row.probe.error, `${row.key}: ${row.probe.error}`).toBeUndefined();
     }
+  });
+
+  it('keeps each function’s bundle within its budget of issue 21 (test/infra/budgets.ts; the migrator exempt)', () => {
+    const over = rows.flatMap((row) => {
+      const budget = sizeBudget({ role: row.via!, key: row.key });
+      if (budget === 'exempt') return [];
+      if (!budget) return [`${row.key}: a ${row.via} function, which has no budget`];
+      return row.bundle.bytes > budget.bytes ? [`${row.key}: ${(row.bundle.bytes / 1024).toFixed(0)} KB > ${budget.bytes / 1024} KB (${budget.goal})`] : [];
+    });
+    // Only the migrator is exempt: it carries node-pg-migrate and runs once per deploy, never in a request.
+    expect(rows.filter((row) => sizeBudget({ role: row.via!, key: row.key }) === 'exempt').map((row) => row.key)).toEqual([`Function ${migratorId}`]);
+    expect(over).toEqual([]);
   });
 
   it('answers each HTTP route from its own bundle: 401 without a token where one is required', () => {

@@ -1,16 +1,19 @@
 import { execFile } from 'node:child_process';
 import { mkdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { gzipSync } from 'node:zlib';
 import { CreateTableCommand, DynamoDBClient, ResourceInUseException } from '@aws-sdk/client-dynamodb';
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
-import * as z from 'zod';
+import * as z from '@hatchery/core/schema';
 import { createTableInput } from '@hatchery/core/dynamo/table';
 import { originVerifyHeader } from '@hatchery/core/origin-verify';
 import { httpRoutes, type HttpRoute } from '@hatchery/functions/routes';
 import { fanOutHandler, type WsEvent } from '@hatchery/functions/routes/realtime';
 import { demoAddress } from '@hatchery/local/demo-data';
+import { importRatioGoal, readRouteKeys, sizeBudget, sizeBudgets, verdict, type FunctionRole } from './budgets';
+import { buildPgOnlyBaseline, pgOnlyBaselineSummary } from './pg-only';
 import { deployedFunctions, only, routesOf, state, type DeployedFunction } from './sst/deployed';
 import { runDeploy } from './sst/run';
 
@@ -27,7 +30,7 @@ export interface Backing {
 /** A deployed function, with what it serves and the code Lambda would be given, unpacked. */
 export interface ColdStartTarget {
   key: string;
-  via: 'http' | 'hub' | 'fanOut' | 'migrator';
+  via: FunctionRole;
   fn: DeployedFunction;
   taskRoot: string;
   bundle: Bundle;
@@ -55,7 +58,7 @@ export async function deployForColdStarts(backing: Backing, workdir: string): Pr
       if (!(error instanceof ResourceInUseException)) throw error;
     });
     dynamo.destroy();
-    const served = new Map<string, { key: string; via: ColdStartTarget['via'] }>();
+    const served = new Map<string, { key: string; via: FunctionRole }>();
     for (const [key, { fn }] of routesOf(result, only(result, 'aws:apigatewayv2/api:Api', 'ApiApi'))) served.set(fn.id, { key, via: 'http' });
     for (const [key, { fn }] of routesOf(result, only(result, 'aws:apigatewayv2/api:Api', 'HubApi'))) served.set(fn.id, { key, via: 'hub' });
     return await Promise.all(
@@ -65,13 +68,22 @@ export async function deployForColdStarts(backing: Backing, workdir: string): Pr
         await run('unzip', ['-q', '-o', fn.build.zip, '-d', taskRoot]);
         const file = join(taskRoot, `${fn.lambda.handler.slice(0, fn.lambda.handler.lastIndexOf('.'))}.mjs`);
         const bytes = statSync(file).size;
-        const role = served.get(fn.id) ?? { key: `Function ${fn.id}`, via: fn.build.source === fanOutHandler ? ('fanOut' as const) : ('migrator' as const) };
+        const role = served.get(fn.id) ?? { key: `Function ${fn.id}`, via: unservedRole(fn) };
         return { ...role, fn, taskRoot, bundle: { file, bytes, gzipBytes: gzipSync(readFileSync(file)).length } };
       }),
     );
   } finally {
     rmSync(result.workDir, { recursive: true, force: true });
   }
+}
+
+/** The migrator's sst.aws.Function name (infra/migrations.ts). */
+export const migratorId = 'Migrator';
+
+/** A function no route serves: the fan-out function, the migrator, or one this code does not know. */
+function unservedRole(fn: DeployedFunction): FunctionRole {
+  if (fn.build.source === fanOutHandler) return 'fanOut';
+  return fn.id === migratorId ? 'migrator' : 'other';
 }
 
 /** Each path parameter's documented example (the route's zod schema), else demo wallet 1; a greedy path matches nothing. */
@@ -82,10 +94,9 @@ function pathParameters(route: HttpRoute): Record<string, string> | undefined {
   return Object.fromEntries(names.map(([, name, greedy]) => [name!, greedy ? 'no/such/path' : (schema?.properties?.[name!]?.examples?.[0] ?? demoAddress(1))]));
 }
 
-/** A request each HTTP function answers without a token. */
-export function httpEvent(route: HttpRoute, extraHeaders: Record<string, string> = {}): APIGatewayProxyEventV2 {
+/** A request each HTTP function answers without a token; `parameters` replace the path parameters' examples. */
+export function httpEvent(route: HttpRoute, extraHeaders: Record<string, string> = {}, parameters = pathParameters(route)): APIGatewayProxyEventV2 {
   const method = route.method === 'ANY' ? 'GET' : route.method;
-  const parameters = pathParameters(route);
   const path = route.path.replace(/\{(\w+)\+?\}/g, (_whole, name: string) => parameters![name]!);
   const rawQueryString = method === 'POST' && route.auth === 'none' ? 'negotiateVersion=1' : '';
   const now = Date.now();
@@ -179,17 +190,19 @@ try {
 process.stdout.write(JSON.stringify(report), () => process.exit(0));
 `;
 
-/**
- * Calls one deployed function in a fresh Node.js process, as Lambda would: its
- * task root is the current directory, its environment only what the function
- * was deployed with and what Lambda adds. The AWS endpoints it talks to are
- * the local stack's, named in `overrides`.
- */
-export async function probe(target: ColdStartTarget, backing: Backing, options: { event: unknown; overrides?: Record<string, string> }): Promise<Probe> {
-  const handler = target.fn.lambda.handler;
+/** A bundle to probe: its file and export, the directory Lambda would unpack it in, what the function is deployed with. */
+export interface ProbeTarget {
+  file: string;
+  exportName: string;
+  taskRoot: string;
+  environment: Record<string, string>;
+}
+
+/** Imports and calls one bundle in a fresh Node.js process whose environment is `environment`, PATH and what Lambda adds. */
+export async function probeBundle(target: ProbeTarget, backing: Backing, options: { event: unknown; overrides?: Record<string, string> }): Promise<Probe> {
   const env = {
     PATH: process.env.PATH ?? '',
-    ...target.fn.environment,
+    ...target.environment,
     LAMBDA_TASK_ROOT: target.taskRoot,
     AWS_REGION: 'us-east-1',
     AWS_ACCESS_KEY_ID: 'local',
@@ -197,11 +210,23 @@ export async function probe(target: ColdStartTarget, backing: Backing, options: 
     DYNAMODB_ENDPOINT: backing.dynamoEndpoint,
     LOG_LEVEL: 'silent',
     ...options.overrides,
-    PROBE_INPUT: JSON.stringify({ file: target.bundle.file, exportName: handler.slice(handler.lastIndexOf('.') + 1), event: options.event }),
+    PROBE_INPUT: JSON.stringify({ file: target.file, exportName: target.exportName, event: options.event }),
   };
   const { stdout } = await run(process.execPath, ['--input-type=module', '-e', probeScript], { env, cwd: target.taskRoot, timeout: 60_000, maxBuffer: 16 * 1024 * 1024 });
   // The function's own lines (its metrics, one EMF line per call) come before the report, which is the last line.
   return JSON.parse(stdout.slice(stdout.lastIndexOf('\n') + 1)) as Probe;
+}
+
+/**
+ * Calls one deployed function in a fresh Node.js process, as Lambda would: its
+ * task root is the current directory, its environment only what the function
+ * was deployed with and what Lambda adds. The AWS endpoints it talks to are
+ * the local stack's, named in `overrides`.
+ */
+export function probe(target: ColdStartTarget, backing: Backing, options: { event: unknown; overrides?: Record<string, string> }): Promise<Probe> {
+  const handler = target.fn.lambda.handler;
+  const exportName = handler.slice(handler.lastIndexOf('.') + 1);
+  return probeBundle({ file: target.bundle.file, exportName, taskRoot: target.taskRoot, environment: target.fn.environment }, backing, options);
 }
 
 /** What CloudFront adds to every request it forwards: the stage's origin-verification secret, as linked to the function. */
@@ -212,67 +237,153 @@ export function throughRouter(target: ColdStartTarget): Record<string, string> {
 
 export interface ColdStart {
   key: string;
+  /** What the function does (absent for a bundle probed on its own). */
+  via?: FunctionRole;
   handler: string;
   bundle: Bundle;
   probe: Probe;
   expectedStatus?: number;
 }
 
+export interface ColdStarts {
+  functions: ColdStart[];
+  /** The pg-only bundle of GET /editions' page query, probed in the same rounds, when asked for. */
+  baseline?: ColdStart;
+}
+
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
 
-/** Probes `times` fresh processes and reports the median times (the last run's answer), which a busy machine skews less. */
-async function probeMedian(times: number, once: () => Promise<Probe>): Promise<Probe> {
-  const probes: Probe[] = [];
-  for (let i = 0; i < times; i++) probes.push(await once());
-  const last = probes.at(-1)!;
-  if (probes.some((each) => each.error)) return probes.find((each) => each.error)!;
-  return { ...last, importMs: median(probes.map((each) => each.importMs)), invokeMs: median(probes.map((each) => each.invokeMs)) };
+/** The median times of several fresh processes (the last run's answer), which a busy machine skews less; or the first failure. */
+function medianProbe(probes: readonly Probe[]): Probe {
+  const failed = probes.find((each) => each.error);
+  if (failed) return failed;
+  return { ...probes.at(-1)!, importMs: median(probes.map((each) => each.importMs)), invokeMs: median(probes.map((each) => each.invokeMs)) };
+}
+
+/** One function's probe, and what its row records once measured. */
+interface Measurement {
+  once: () => Promise<Probe>;
+  row: Omit<ColdStart, 'probe'>;
 }
 
 /**
  * Measures each deployed function's cold start against `backing`, `times`
- * fresh processes per function; the migrator migrates `migrationDatabaseUrl`.
+ * fresh processes per function, in rounds (every function once per round), so
+ * a machine that gets busier during the run weighs on every function alike;
+ * the migrator migrates `migrationDatabaseUrl`. With `baseline`, the pg-only
+ * bundle (pg-only.ts) is probed in the same rounds.
  */
-export async function measureColdStarts(backing: Backing, workdir: string, migrationDatabaseUrl: string, times = 1): Promise<ColdStart[]> {
+export async function measureColdStarts(backing: Backing, workdir: string, migrationDatabaseUrl: string, times = 1, options: { baseline?: boolean } = {}): Promise<ColdStarts> {
   const targets = await deployForColdStarts(backing, workdir);
   const routes = new Map(Object.values<HttpRoute>(httpRoutes).map((route) => [`${route.method} ${route.path}`, route]));
-  const order = (target: ColdStartTarget) => ['http', 'hub', 'fanOut', 'migrator'].indexOf(target.via) * 10 + ['$connect', '$default', '$disconnect'].indexOf(target.key);
+  const order = (target: ColdStartTarget) => ['http', 'hub', 'fanOut', 'migrator', 'other'].indexOf(target.via) * 10 + ['$connect', '$default', '$disconnect'].indexOf(target.key);
   const managementEndpoint = { WEBSOCKET_MANAGEMENT_ENDPOINT: backing.managementEndpoint };
-  const rows: ColdStart[] = [];
+  const measurements: Measurement[] = [];
   for (const target of [...targets].sort((a, b) => order(a) - order(b) || a.key.localeCompare(b.key))) {
-    const handler = target.fn.build.source;
+    const row = { key: target.key, via: target.via, handler: target.fn.build.source, bundle: target.bundle };
     if (target.via === 'http') {
       const route = routes.get(target.key)!;
       const event = httpEvent(route, throughRouter(target));
-      const measured = await probeMedian(times, () => probe(target, backing, { event }));
-      rows.push({ key: target.key, handler, bundle: target.bundle, probe: measured, expectedStatus: expectedStatus(route) });
+      measurements.push({ once: () => probe(target, backing, { event }), row: { ...row, expectedStatus: expectedStatus(route) } });
     } else if (target.via === 'hub') {
       const event = hubEvent(target.key, throughRouter(target));
-      const measured = await probeMedian(times, () => probe(target, backing, { event, overrides: managementEndpoint }));
-      rows.push({ key: target.key, handler, bundle: target.bundle, probe: measured, expectedStatus: 200 });
+      measurements.push({ once: () => probe(target, backing, { event, overrides: managementEndpoint }), row: { ...row, expectedStatus: 200 } });
     } else if (target.via === 'fanOut') {
       // One shard of a broadcast, as the listener hands it out; the deployed table holds no connections.
       const event = { shard: 0, frame: '{"type":1,"target":"marketChanged","arguments":[{"count":0,"maxBlock":"0"}]}\u001e' };
-      const measured = await probeMedian(times, () => probe(target, backing, { event, overrides: managementEndpoint }));
-      rows.push({ key: target.key, handler, bundle: target.bundle, probe: measured });
+      measurements.push({ once: () => probe(target, backing, { event, overrides: managementEndpoint }), row });
     } else {
-      const measured = await probeMedian(times, () => probe(target, backing, { event: {}, overrides: { DATABASE_URL: migrationDatabaseUrl } }));
-      rows.push({ key: target.key, handler, bundle: target.bundle, probe: measured });
+      measurements.push({ once: () => probe(target, backing, { event: {}, overrides: { DATABASE_URL: migrationDatabaseUrl } }), row });
     }
   }
-  return rows;
+  let baseline: Measurement | undefined;
+  if (options.baseline) {
+    const editions = targets.find((target) => target.key === `${httpRoutes.listEditions.method} ${httpRoutes.listEditions.path}`);
+    if (!editions) throw new Error('the deploy has no GET /editions function to take the pg-only baseline’s configuration from');
+    const built = await buildPgOnlyBaseline(join(workdir, 'pg-only'), editions.fn.environment.INDEXER_SCHEMA);
+    const environment = { DATABASE_URL: backing.databaseUrl };
+    baseline = { once: () => probeBundle({ ...built, environment }, backing, { event: httpEvent(httpRoutes.listEditions) }), row: { key: pgOnlyBaselineKey, handler: built.file, bundle: built.bundle } };
+  }
+  const all = baseline ? [baseline, ...measurements] : measurements;
+  const probes = all.map(() => [] as Probe[]);
+  for (let round = 0; round < times; round++) for (const [index, measurement] of all.entries()) probes[index]!.push(await measurement.once());
+  const rows = all.map((measurement, index): ColdStart => ({ ...measurement.row, probe: medianProbe(probes[index]!) }));
+  return baseline ? { baseline: rows[0], functions: rows.slice(1) } : { functions: rows };
 }
 
-const kb = (bytes: number) => (bytes / 1024).toFixed(0).padStart(9);
-const ms = (value: number | undefined) => (value === undefined ? '-' : value.toFixed(0)).padStart(10);
+export const pgOnlyBaselineKey = 'pg-only baseline';
 
-/** One line per function: bundle size (and gzipped, about its zip), import time (Lambda's init phase) and the first call's time. */
-export function printColdStarts(rows: readonly ColdStart[], times = 1): void {
-  const runs = times > 1 ? `median of ${times} fresh Node.js ${process.versions.node} processes` : `one fresh Node.js ${process.versions.node} process`;
-  console.log(`\nFunction bundles and cold starts (${runs} per function; first call against the local stack)`);
-  console.log(`${'function'.padEnd(38)} ${'KB'.padStart(9)} ${'gzip KB'.padStart(9)} ${'import ms'.padStart(10)} ${'1st call'.padStart(10)} ${'status'.padStart(7)}`);
-  for (const row of rows) {
-    const status = row.probe.statusCode ?? (row.probe.error ? 'error' : 'ok');
-    console.log(`${row.key.padEnd(38)} ${kb(row.bundle.bytes)} ${kb(row.bundle.gzipBytes)} ${ms(row.probe.importMs)} ${ms(row.probe.invokeMs)} ${String(status).padStart(7)}`);
+const kb = (bytes: number) => (bytes / 1024).toFixed(0);
+const ms = (value: number | undefined) => (value === undefined ? '-' : value.toFixed(0));
+
+/** What a page answered, where a row's answer is a page: its items and total, for checking two bundles read the same. */
+function pageOf(result: unknown): { items: unknown[]; totalCount: number } | undefined {
+  const body = (result as { body?: unknown } | undefined)?.body;
+  if (typeof body !== 'string') return undefined;
+  try {
+    const { items, totalCount } = JSON.parse(body) as { items?: unknown; totalCount?: unknown };
+    return Array.isArray(items) && typeof totalCount === 'number' ? { items, totalCount } : undefined;
+  } catch {
+    return undefined;
   }
+}
+
+/** The budget column: the function's goal and whether its bundle is within it. */
+function budgetCell(row: ColdStart): string {
+  if (!row.via) return '-';
+  const budget = sizeBudget({ role: row.via, key: row.key });
+  if (budget === 'exempt') return 'exempt';
+  if (!budget) return 'none';
+  return `${kb(budget.bytes)}${row.bundle.bytes <= budget.bytes ? '' : ' OVER'}`;
+}
+
+/**
+ * One line per function: bundle size (and gzipped, about its zip), its size
+ * budget, import time (Lambda's init phase) and, with a baseline, its ratio to
+ * the pg-only bundle's, and the first call's time; then issue 21's goals.
+ */
+export function printColdStarts(rows: readonly ColdStart[], times = 1, baseline?: ColdStart): void {
+  const runs = times > 1 ? `median of ${times} fresh Node.js ${process.versions.node} processes, in rounds` : `one fresh Node.js ${process.versions.node} process`;
+  console.log(`\nFunction bundles and cold starts (${runs} per function; first call against the local stack; load average ${loadavg()[0]!.toFixed(2)})`);
+  const columns: [string, number][] = [['function', -38], ['KB', 6], ['gzip KB', 8], ['budget KB', 11], ['import ms', 10], ['import ×', 9], ['1st call', 9], ['status', 8]];
+  const line = (cells: string[]) => console.log(cells.map((cell, index) => (columns[index]![1] < 0 ? cell.padEnd(-columns[index]![1]) : cell.padStart(columns[index]![1]))).join(' '));
+  line(columns.map(([name]) => name));
+  const ratio = (row: ColdStart) => (baseline && !baseline.probe.error && !row.probe.error ? row.probe.importMs / baseline.probe.importMs : undefined);
+  const editionsKey = `${httpRoutes.listEditions.method} ${httpRoutes.listEditions.path}`;
+  const editions = pageOf(rows.find((row) => row.key === editionsKey)?.probe.result);
+  for (const row of baseline ? [baseline, ...rows] : rows) {
+    let status = String(row.probe.statusCode ?? (row.probe.error ? 'error' : 'ok'));
+    // The baseline must read what GET /editions reads, or its import is no yardstick.
+    if (row === baseline && editions && JSON.stringify(pageOf(row.probe.result)) !== JSON.stringify(editions)) status = 'differs';
+    line([row.key, kb(row.bundle.bytes), kb(row.bundle.gzipBytes), budgetCell(row), ms(row.probe.importMs), ratio(row)?.toFixed(2) ?? '-', ms(row.probe.invokeMs), status]);
+  }
+  if (baseline) console.log(`(pg-only baseline: ${pgOnlyBaselineSummary}; import × = the function's import / the baseline's)`);
+  printGoals(rows, baseline);
+}
+
+/** Issue 21's goals beside this run's figures: each size group's largest bundle, and the read bundles' import ratios. */
+function printGoals(rows: readonly ColdStart[], baseline?: ColdStart): void {
+  console.log('Goals of issue 21 (test/infra/budgets.ts):');
+  const budgeted = rows.flatMap((row) => {
+    const budget = row.via && sizeBudget({ role: row.via, key: row.key });
+    return budget && budget !== 'exempt' ? [{ row, budget }] : [];
+  });
+  for (const budget of Object.values(sizeBudgets)) {
+    const group = budgeted.filter((each) => each.budget === budget).map((each) => each.row);
+    if (!group.length) continue;
+    const over = group.filter((row) => row.bundle.bytes > budget.bytes);
+    const largest = group.reduce((a, b) => (b.bundle.bytes > a.bundle.bytes ? b : a));
+    console.log(
+      `  ${`${budget.goal} ≤ ${kb(budget.bytes)} KB`.padEnd(60)} ${verdict(!over.length)}: ${over.length} of ${group.length} over; ${kb(Math.min(...group.map((row) => row.bundle.bytes)))}–${kb(largest.bundle.bytes)} KB (largest ${largest.key})`,
+    );
+  }
+  if (!baseline || baseline.probe.error) return;
+  const reads = rows.filter((row) => readRouteKeys.has(row.key) && !row.probe.error);
+  if (!reads.length) return;
+  const ratios = reads.map((row) => ({ row, ratio: row.probe.importMs / baseline.probe.importMs }));
+  const worst = ratios.reduce((a, b) => (b.ratio > a.ratio ? b : a));
+  console.log(
+    `  ${`read bundle import ≤ ${importRatioGoal}× the pg-only baseline (${ms(baseline.probe.importMs)} ms)`.padEnd(60)} ${verdict(worst.ratio <= importRatioGoal)}: ` +
+      `${ratios.filter((each) => each.ratio > importRatioGoal).length} of ${reads.length} over; ${Math.min(...ratios.map((each) => each.ratio)).toFixed(2)}–${worst.ratio.toFixed(2)}× (largest ${worst.row.key})`,
+  );
 }
