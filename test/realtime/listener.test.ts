@@ -46,6 +46,28 @@ const subscribed = async (address: string) => {
   return { hub, forge: record<{ requestId: string }>(hub, 'forgeFulfilled'), market: record<MarketChanged>(hub, 'marketChanged') };
 };
 
+/** The sales the stored summary counts (none before a first sum), and those the indexer holds. */
+const storedSales = async () => (await writes.pool.query<{ sales: number }>('SELECT sales_count::int AS sales FROM hatchery.summary')).rows[0]?.sales;
+const indexedSales = async () => (await writes.pool.query<{ sales: number }>('SELECT count(*)::int AS sales FROM indexer.sales')).rows[0]!.sales;
+const summaryCurrent = async () => (await storedSales()) === (await indexedSales());
+let sales = 0;
+/** A sale committed as Ponder commits a block: with a NOTIFY naming its table, or (a reorg's revert, a backfill) naming none. */
+async function commitSale(notify: 'notified' | 'silent') {
+  const client = await writes.pool.connect();
+  try {
+    await client.query('BEGIN');
+    await client.query(`INSERT INTO indexer.sales (id, token_id, seller, buyer, price, platform_fee, royalty, block_number) VALUES ($1, 1, $2, $2, 5, 0, 0, $3)`, [
+      `listener-sale-${++sales}`,
+      wallet(8),
+      writes.nextBlock(),
+    ]);
+    if (notify === 'notified') await client.query(`SELECT pg_notify('indexer_live_query', '["sales"]')`);
+    await client.query('COMMIT');
+  } finally {
+    client.release();
+  }
+}
+
 /** Leading, with its first read's resync broadcast out, so clients connected next do not receive it. */
 const leading = async (listener: Listener) => {
   await waitFor(() => listener.stats().leader && listener.stats().reads > 0, 'the listener to lead');
@@ -175,6 +197,61 @@ describe('the listener', () => {
     await writes.listToken();
     await waitFor(() => client.market.length === 1, 'marketChanged once the table exists');
     expect(client.market).toEqual([{ count: 1, maxBlock: (await writes.snapshot()).maxBlock, ...anyVersion }]);
+  });
+
+  it('keeps the summary’s row: sums as it leads, once per change interval however many blocks name a summed table, and a change none names within its longest interval', async () => {
+    const listener = startListener({ summary: { changedMs: 400, maxIntervalMs: 3_000 } });
+    await leading(listener);
+    await waitFor(summaryCurrent, 'the sum as it takes the lead');
+    const before = listener.stats().summaries;
+    for (let i = 0; i < 10; i++) await commitSale('notified');
+    await waitFor(summaryCurrent, 'the notified sales in the row');
+    await sleep(500);
+    expect(listener.stats().summaries - before).toBeLessThanOrEqual(2);
+
+    // Nothing names it, as nothing names Ponder's revert of a reorganised block: the longest interval catches it.
+    await commitSale('silent');
+    await waitFor(summaryCurrent, 'a change no notification named', 6_000);
+    expect(listener.stats().failedSummaries).toBe(0);
+    expect(listener.problems()).toEqual([]);
+  });
+
+  it('sums on a session of its own: a fulfilment goes out while a sum waits on a lock, and a failed sum is logged and tried again, the term going on', async () => {
+    const listener = startListener({ summary: { changedMs: 200, maxIntervalMs: 60_000 } });
+    await leading(listener);
+    await waitFor(() => listener.stats().summaries > 0, 'the first sum');
+    const client = await subscribed(wallet(8));
+    const locker = await writes.pool.connect();
+    const summaries = listener.stats().summaries;
+    try {
+      await locker.query('BEGIN');
+      await locker.query('LOCK TABLE indexer.sales IN ACCESS EXCLUSIVE MODE');
+      await writes.pool.query(`SELECT pg_notify('indexer_live_query', '["sales"]')`);
+      const waiting = `SELECT 1 FROM pg_stat_activity WHERE application_name = 'hatchery-listener-summary' AND wait_event_type = 'Lock'`;
+      await waitFor(async () => (await writes.pool.query(waiting)).rowCount === 1, 'a sum waiting on the lock');
+      const fulfilment = await writes.fulfilFor(wallet(8));
+      await waitFor(() => client.forge.length === 1, 'the fulfilment while the sum waits');
+      expect(client.forge).toEqual([fulfilment]);
+      expect(listener.stats().summaries).toBe(summaries);
+    } finally {
+      await locker.query('ROLLBACK');
+      locker.release();
+    }
+    await waitFor(() => listener.stats().summaries > summaries, 'the sum once the lock is gone');
+
+    await writes.pool.query('ALTER TABLE hatchery.summary ADD CONSTRAINT refuse_every_sum CHECK (sales_count < 0) NOT VALID');
+    try {
+      await commitSale('notified');
+      await waitFor(() => listener.stats().failedSummaries >= 2, 'a failed sum, tried again');
+      expect(listener.problems().map((line) => line.msg)).toContain('the transparency summary could not be summed; trying again');
+      expect(listener.stats()).toMatchObject({ leader: true, sessions: 1 });
+      const fulfilment = await writes.fulfilFor(wallet(8));
+      await waitFor(() => client.forge.length === 2, 'a fulfilment while sums fail');
+      expect(client.forge.at(-1)).toEqual(fulfilment);
+    } finally {
+      await writes.pool.query('ALTER TABLE hatchery.summary DROP CONSTRAINT refuse_every_sum');
+    }
+    await waitFor(summaryCurrent, 'a sum stored once it can be again');
   });
 
   it('removes a connection that the management API reports gone', async () => {

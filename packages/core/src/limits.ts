@@ -8,6 +8,12 @@ export const limits = {
   nonceBytes: 16,
   nickname: { min: 3, max: 20 },
   summaryCacheMs: 30_000,
+  /**
+   * The leading listener's sums of the summary's row (listener/src/summary.ts): at most once per `changedMs` while
+   * notifications name a summed table, and at least once per `maxIntervalMs` whatever they say (a reorg's revert
+   * names no table), so its row, a sum's start plus its length old, stays inside summaryCacheMs for every cold instance.
+   */
+  summaryRefresh: { changedMs: 10_000, maxIntervalMs: 20_000 },
   /** How long an instance reuses what it read of the indexer's position (the lists' X-Indexed-Block, /health). */
   freshnessCacheMs: 1_000,
   /** A list's totalCount is shared per instance for this long, keyed by list and compiled filter; the entries are bounded. */

@@ -15,6 +15,7 @@ import { coalesce, latestOnly } from './coalesce';
 import { listenerMetrics, type MeasuredRead } from './metrics';
 import { functionShards, inProcessShards, type ShardInvoker } from './shards';
 import { dynamoStateStore, resumeFrom, type DetectionState, type StateStore } from './state';
+import { keepSummary, type SummaryKeeper, type SummaryTiming } from './summary';
 
 /** The advisory lock only the leading listener holds ("hatchery" in ASCII). */
 export const leaderLockKey = 0x6861746368657279n;
@@ -38,6 +39,8 @@ export interface ListenerOptions {
   /** Who posts a large broadcast's shards: the fan-out function when FANOUT_FUNCTION_NAME names one, else the listener itself. */
   shards: ShardInvoker;
   state: StateStore;
+  /** How often the leader sums the transparency summary's row; see limits.summaryRefresh. */
+  summary: SummaryTiming;
   log: Logger;
 }
 
@@ -61,6 +64,9 @@ export interface ListenerStats {
   shardsQueued: number;
   /** Shards that could not be read or handed out. */
   failedShards: number;
+  /** Sums of the transparency summary stored, and those that failed. */
+  summaries: number;
+  failedSummaries: number;
 }
 
 const stateHeartbeatMs = limits.hub.listenerStateMaxAgeMs / 4;
@@ -90,6 +96,8 @@ export class Listener {
     gone: 0,
     shardsQueued: 0,
     failedShards: 0,
+    summaries: 0,
+    failedSummaries: 0,
   };
   /** Fulfilments: a short query on the leading session, then their posts. */
   private readonly reads = coalesce(() => this.read());
@@ -100,6 +108,8 @@ export class Listener {
   private readonly broadcasts = latestOnly((snapshot: MarketChanged) => this.broadcast(snapshot));
   /** The state is written in a lane of its own, so a slow write never delays the next read (and its fulfilments). */
   private readonly saves = latestOnly((state: DetectionState) => this.write(state));
+  /** The summary's row, kept during a term on a session of its own (./summary.ts). */
+  private summary: SummaryKeeper | undefined;
   /** Set when leadership begins: the term's first read sends marketChanged whatever came before, so clients resync. */
   private resync = false;
   private readonly metrics = listenerMetrics();
@@ -133,6 +143,7 @@ export class Listener {
         options.shards ??
         (functionName ? functionShards(functionName) : inProcessShards({ store, connections, concurrency: fanOutConcurrency, log })),
       state: options.state ?? dynamoStateStore(),
+      summary: options.summary ?? limits.summaryRefresh,
       log,
     };
   }
@@ -159,7 +170,7 @@ export class Listener {
     await this.reads.idle();
     await this.marketReads.idle();
     await this.indexerReads.idle();
-    await Promise.all([this.broadcasts.idle(), this.saves.idle()]);
+    await Promise.all([this.broadcasts.idle(), this.saves.idle(), this.summary?.idle()]);
   }
 
   /** Forces both reads now, as a notification that names no tables would (the fallback poll does the same). */
@@ -191,14 +202,40 @@ export class Listener {
     }
   }
 
-  private databaseClient(role: string): pg.Client {
-    return new pg.Client({
+  private databaseConfig(role: string): pg.ClientConfig {
+    return {
       connectionString: this.options.databaseUrl,
       application_name: `hatchery-listener${role}`,
       keepAlive: true,
       connectionTimeoutMillis: 5_000,
       // A query that never answers means a dead server: the session is dropped and reopened.
       query_timeout: 30_000,
+    };
+  }
+
+  private databaseClient(role: string): pg.Client {
+    return new pg.Client(this.databaseConfig(role));
+  }
+
+  /**
+   * The summary's session: a pool of one that reconnects on its next sum after
+   * a failure, which never ends the term (its sums are no event's).
+   */
+  private summarySession(): pg.Pool {
+    const pool = new pg.Pool({ ...this.databaseConfig('-summary'), max: 1, idleTimeoutMillis: 0 });
+    pool.on('error', (error) => this.options.log.warn({ err: error.message }, 'listener summary session failed'));
+    return pool;
+  }
+
+  private keepSummary(session: pg.Pool): SummaryKeeper {
+    return keepSummary({
+      session,
+      timing: this.options.summary,
+      log: this.options.log,
+      summed: (outcome) => {
+        if (outcome === 'stored') this.counters.summaries++;
+        if (outcome === 'failed') this.counters.failedSummaries++;
+      },
     });
   }
 
@@ -207,6 +244,7 @@ export class Listener {
     const { pollMs, log } = this.options;
     const client = this.databaseClient('');
     let market: pg.Client | undefined;
+    let summarySession: pg.Pool | undefined;
     const ended = new Promise<void>((resolve) => {
       client.on('error', (error) => {
         log.warn({ err: error.message }, 'listener database session failed');
@@ -238,6 +276,7 @@ export class Listener {
       client.on('notification', ({ payload }) => {
         this.counters.notifications++;
         const tables = tablesToRead(payload);
+        if (tables.summary) this.summary?.changed();
         if (!tables.forgeRequests && !tables.listings) return;
         this.metrics.notified();
         if (tables.forgeRequests) this.reads.trigger();
@@ -247,6 +286,9 @@ export class Listener {
       this.counters.leader = true;
       this.resync = true;
       log.info('listener is leading');
+      // After LISTEN, so that its first sum, at once, includes whatever changed before a notification could say so.
+      summarySession = this.summarySession();
+      this.summary = this.keepSummary(summarySession);
       const readEverything = () => {
         this.readAll();
         this.indexerReads.trigger();
@@ -257,6 +299,9 @@ export class Listener {
     } finally {
       clearInterval(poll);
       this.counters.leader = false;
+      await this.summary?.stop();
+      this.summary = undefined;
+      await summarySession?.end().catch(() => undefined);
       await this.reads.idle();
       await this.marketReads.idle();
       await this.indexerReads.idle();

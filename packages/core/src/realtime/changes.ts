@@ -2,6 +2,7 @@ import { isMissingRelation, type Queryable } from '../db';
 import { indexerAddress } from '../indexer/wire';
 import type { ForgeFulfilled, MarketChanged } from './events';
 import { indexerTable } from '../indexer/names';
+import { summaryTables } from '../indexer/summary-store';
 
 /**
  * What the listener reads from the indexer schema to detect events
@@ -14,13 +15,14 @@ export type Listings = Omit<MarketChanged, 'version'>;
 
 export type ListingsSnapshot = Listings | 'absent';
 
-/** The reads a notification calls for. */
+/** The reads a notification calls for; `summary`, a new sum of the transparency summary's row. */
 export interface TablesToRead {
   listings: boolean;
   forgeRequests: boolean;
+  summary: boolean;
 }
 
-const everything: TablesToRead = { listings: true, forgeRequests: true };
+const everything: TablesToRead = { listings: true, forgeRequests: true, summary: true };
 
 /**
  * Ponder NOTIFYs once per block it indexes live with the JSON list of the
@@ -40,7 +42,7 @@ export function tablesToRead(payload: string | undefined): TablesToRead {
   const listed = names;
   const partition = /^_\d+$/;
   const changed = (table: string) => listed.some((name) => name === table || (name.startsWith(table) && partition.test(name.slice(table.length))));
-  return { listings: changed('listings'), forgeRequests: changed('forge_requests') };
+  return { listings: changed('listings'), forgeRequests: changed('forge_requests'), summary: summaryTables.some(changed) };
 }
 
 /**
