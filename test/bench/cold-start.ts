@@ -1,5 +1,5 @@
 import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { measureColdStarts, printColdStarts } from '../infra/cold-start';
 import type { BenchSection } from './context';
@@ -12,6 +12,7 @@ import type { BenchSection } from './context';
  * issue 21's goals.
  */
 export const coldStartBench: BenchSection = async ({ stack, sql }) => {
+  const loadAtStart = loadavg()[0]!;
   const times = Number(process.env.BENCH_COLD_START_RUNS ?? 5);
   const workdir = await mkdtemp(join(tmpdir(), 'hatchery-cold-start-'));
   const database = 'bench_migrated_on_deploy';
@@ -32,7 +33,7 @@ export const coldStartBench: BenchSection = async ({ stack, sql }) => {
       times,
       { baseline: true },
     );
-    printColdStarts(functions, times, baseline);
+    printColdStarts(functions, { times, baseline, loadAtStart });
   } finally {
     await rm(workdir, { recursive: true, force: true });
     await sql.query(`DROP DATABASE IF EXISTS ${database}`);

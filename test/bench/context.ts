@@ -13,5 +13,5 @@ export interface BenchContext {
 
 export type BenchSection = (context: BenchContext) => Promise<void>;
 
-/** The one-minute load average now, printed beside each figure: a figure taken on a busy machine says so. */
+/** The one-minute load average now, printed beside each figure: a figure taken on a busy machine says so. Taken before a section starts, as the section's own work raises it. */
 export const loadAverage = (): string => loadavg()[0]!.toFixed(2);

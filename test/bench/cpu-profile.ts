@@ -32,7 +32,8 @@ function locator(root: string): (callFrame: CpuProfile['nodes'][number]['callFra
   };
   return ({ functionName, url, lineNumber, columnNumber }) => {
     const name = functionName || '(anonymous)';
-    if (!url) return { name, location: '' };
+    // V8's pseudo-frames are in parentheses; a named frame without a script is one of Node's C++ bindings.
+    if (!url) return { name, location: name.startsWith('(') ? '' : '(native)' };
     if (!url.startsWith('file:')) return { name, location: `${url}:${lineNumber + 1}` };
     const file = fileURLToPath(url);
     const mapped = mapOf(file);
@@ -77,9 +78,10 @@ export function selfTimes(profile: CpuProfile, root: string): { frames: Frame[];
 /** The top `count` frames by self time, as a table: name, file:line, self ms and its share of the time JavaScript ran. */
 export function printTopFrames(profile: CpuProfile, root: string, count = 15): void {
   const { frames, busyMs, idleMs } = selfTimes(profile, root);
-  console.log(`${'frame'.padEnd(40)} ${'file:line'.padEnd(64)} ${'self ms'.padStart(8)} ${'%'.padStart(6)}`);
+  const fit = (text: string, width: number) => (text.length <= width ? text : `…${text.slice(text.length - width + 1)}`);
+  console.log(`${'frame'.padEnd(36)} ${'file:line'.padEnd(72)} ${'self ms'.padStart(8)} ${'%'.padStart(6)}`);
   for (const frame of frames.slice(0, count)) {
-    console.log(`${frame.name.slice(0, 40).padEnd(40)} ${frame.location.slice(-64).padEnd(64)} ${frame.selfMs.toFixed(1).padStart(8)} ${((100 * frame.selfMs) / busyMs).toFixed(1).padStart(6)}`);
+    console.log(`${fit(frame.name, 36).padEnd(36)} ${fit(frame.location, 72).padEnd(72)} ${frame.selfMs.toFixed(1).padStart(8)} ${((100 * frame.selfMs) / busyMs).toFixed(1).padStart(6)}`);
   }
   console.log(`(${busyMs.toFixed(0)} ms busy, the % base; ${idleMs.toFixed(0)} ms idle, waiting on PostgreSQL)`);
 }

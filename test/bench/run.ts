@@ -5,7 +5,7 @@ import pg from 'pg';
 import { demoSizes } from '@hatchery/local/demo-data';
 import { startStack } from '@hatchery/local/stack';
 import { coldStartBench } from './cold-start';
-import type { BenchSection } from './context';
+import { loadAverage, type BenchSection } from './context';
 import { editionsBench } from './editions';
 import { accountsBench } from './accounts';
 
@@ -33,7 +33,7 @@ const wanted = (process.env.BENCH_SECTIONS ?? Object.keys(sections).join(',')).s
 
 Object.assign(process.env, { LOG_LEVEL: process.env.LOG_LEVEL ?? 'warn', IP_RATE_LIMIT_PER_SECOND: '0', DATABASE_POOL_MAX: String(concurrency) });
 const dataDir = process.env.BENCH_DATA_DIR ?? (await mkdtemp(join(tmpdir(), 'hatchery-bench-')));
-console.log(`Loading the bench dataset (${JSON.stringify(demoSizes.bench)}) into ${dataDir} …`);
+console.log(`Load average ${loadAverage()} before the bench; loading the bench dataset (${JSON.stringify(demoSizes.bench)}) into ${dataDir} …`);
 const loadStarted = performance.now();
 const stack = await startStack({ port: 0, dataDir, persistent: Boolean(process.env.BENCH_DATA_DIR), demoData: demoSizes.bench });
 console.log(`Stack ready in ${((performance.now() - loadStarted) / 1000).toFixed(1)} s; concurrency ${concurrency}, ${durationMs} ms per run.`);

@@ -88,6 +88,7 @@ async function buildTargets(dir: string): Promise<Target[]> {
 }
 
 export const warmBench: BenchSection = async ({ stack }) => {
+  const loadAtStart = loadAverage();
   const dir = insideNodeModules(`warm-${process.pid}-${Date.now()}`);
   mkdirSync(dir, { recursive: true });
   const daemon = await xrayDaemon();
@@ -122,7 +123,7 @@ export const warmBench: BenchSection = async ({ stack }) => {
     const samples = targets.map(() => [] as Sample[]);
     // Rounds of every handler once, so that a machine that gets busier during the run weighs on every handler alike.
     for (let round = 0; round < runs; round++) for (const [index, target] of targets.entries()) samples[index]!.push(await probe(target));
-    printWarm(targets, samples);
+    printWarm(targets, samples, loadAtStart);
 
     if (process.env.BENCH_PROFILE === '1') {
       const target = targets.find((each) => each.key === profileRoute);
@@ -131,7 +132,7 @@ export const warmBench: BenchSection = async ({ stack }) => {
       const load = loadAverage();
       const { report } = await probe(target, { file, calls: profileCalls, intervalUs: profileIntervalUs });
       if (report.error) throw new Error(`profiling ${target.key}: ${report.error}`);
-      console.log(`\nCPU profile of ${target.key}'s warm loop (${profileCalls} calls after the warm-up, sampled every ${profileIntervalUs} µs; load average ${load}): ${file}`);
+      console.log(`\nCPU profile of ${target.key}'s warm loop (${profileCalls} calls after the warm-up, sampled every ${profileIntervalUs} µs; load average ${load} when it started): ${file}`);
       printTopFrames(JSON.parse(readFileSync(file, 'utf8')) as CpuProfile, repositoryRoot);
     }
   } finally {
@@ -143,10 +144,10 @@ export const warmBench: BenchSection = async ({ stack }) => {
 const cell = (value: number | undefined, digits: number, width: number) => (value === undefined || !Number.isFinite(value) ? '-' : value.toFixed(digits)).padStart(width);
 
 /** The table: per handler the medians over its processes (each column on its own), then issue 21's goals. */
-function printWarm(targets: readonly Target[], samples: readonly Sample[][]): void {
+function printWarm(targets: readonly Target[], samples: readonly Sample[][], loadAtStart: string): void {
   console.log(
     `\nWarm invocations as deployed (LOG_LEVEL=info, metrics on, tracing on in Lambda's environment to an X-Ray daemon stand-in), ` +
-      `${calls} calls after ${warmup}, median of ${runs} fresh Node.js ${process.versions.node} processes per handler, in rounds; load average ${loadAverage()}`,
+      `${calls} calls after ${warmup}, median of ${runs} fresh Node.js ${process.versions.node} processes per handler, in rounds; load average ${loadAtStart} when it started`,
   );
   console.log(
     `${'handler'.padEnd(36)} ${'handler µs'.padStart(10)} ${'pg µs'.padStart(8)} ${'overhead ms'.padStart(11)} ${'ratio'.padStart(6)} ${'SQL/call'.padStart(8)} ` +

@@ -342,9 +342,10 @@ function budgetCell(row: ColdStart): string {
  * budget, import time (Lambda's init phase) and, with a baseline, its ratio to
  * the pg-only bundle's, and the first call's time; then issue 21's goals.
  */
-export function printColdStarts(rows: readonly ColdStart[], times = 1, baseline?: ColdStart): void {
+export function printColdStarts(rows: readonly ColdStart[], options: { times?: number; baseline?: ColdStart; loadAtStart?: number } = {}): void {
+  const { times = 1, baseline, loadAtStart = loadavg()[0]! } = options;
   const runs = times > 1 ? `median of ${times} fresh Node.js ${process.versions.node} processes, in rounds` : `one fresh Node.js ${process.versions.node} process`;
-  console.log(`\nFunction bundles and cold starts (${runs} per function; first call against the local stack; load average ${loadavg()[0]!.toFixed(2)})`);
+  console.log(`\nFunction bundles and cold starts (${runs} per function; first call against the local stack; load average ${loadAtStart.toFixed(2)} when it started)`);
   const columns: [string, number][] = [['function', -38], ['KB', 6], ['gzip KB', 8], ['budget KB', 11], ['import ms', 10], ['import ×', 9], ['1st call', 9], ['status', 8]];
   const line = (cells: string[]) => console.log(cells.map((cell, index) => (columns[index]![1] < 0 ? cell.padEnd(-columns[index]![1]) : cell.padStart(columns[index]![1]))).join(' '));
   line(columns.map(([name]) => name));
