@@ -1,17 +1,16 @@
-import { ApiGatewayManagementApiClient } from '@aws-sdk/client-apigatewaymanagementapi';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { DynamoDBDocumentClient, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { createHash } from 'node:crypto';
 import { pino } from 'pino';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { config } from '@hatchery/core/config';
+import { DynamoClient, type Operation, type Operations } from '@hatchery/core/dynamo/client';
 import { ensureTable } from '@hatchery/core/dynamo/table';
 import { createIndexerSchema } from '@hatchery/core/indexer/schema';
 import { limits } from '@hatchery/core/limits';
 import { connectionStore, shardOf, shards } from '@hatchery/core/realtime/connections';
 import { marketChangedMessage, type MarketChanged } from '@hatchery/core/realtime/events';
 import { deliverShard, type FanOutParts } from '@hatchery/core/realtime/fan-out';
-import { hubConnections, type HubConnections } from '@hatchery/core/realtime/management';
+import { hubConnections, ManagementClient, type HubConnections } from '@hatchery/core/realtime/management';
 import { Listener, type ListenerOptions } from '@hatchery/listener/listener';
 import { functionShards } from '@hatchery/listener/shards';
 import { startTestStack, type TestStack } from '../support/stack';
@@ -20,9 +19,9 @@ import { anyVersion, connectHub, indexer, listingsOf, record, versionsGrow, wait
 
 /**
  * The sharded fan-out against the real parts: dynalite, the local gateway's
- * management API and WebSocket clients (the stock SignalR client), the real
- * AWS SDK clients, and the local Lambda service running the fan-out function
- * in worker threads.
+ * management API and WebSocket clients (the stock SignalR client), the
+ * service's own AWS clients, and the local Lambda service running the fan-out
+ * function in worker threads.
  */
 let stack: TestStack;
 let writes: ReturnType<typeof indexer>;
@@ -33,22 +32,25 @@ const slow = 120_000;
 
 /** DynamoDB and management API clients of the test's own, counting the calls they make. */
 const calls = { Query: 0, PostToConnection: 0 };
-let dynamoClient: DynamoDBClient;
+let dynamoClient: DynamoClient;
+/** The SDK's client, for what the service itself never does: creating a table. */
+let admin: DynamoDBClient;
 let store: ReturnType<typeof connectionStore>;
 let connections: HubConnections;
 const parts = (): FanOutParts => ({ store, connections, concurrency: limits.hub.fanOutConcurrency, log });
 
-function counting<T extends DynamoDBClient | ApiGatewayManagementApiClient>(client: T): T {
-  // Both clients' stacks take the same middleware; their input types differ only in the commands they know.
-  (client.middlewareStack as DynamoDBClient['middlewareStack']).add(
-    (next, context) => async (args) => {
-      const name = context.commandName?.replace(/Command$/, '');
-      if (name === 'Query' || name === 'PostToConnection') calls[name]++;
-      return next(args);
-    },
-    { step: 'initialize', name: 'countCalls' },
-  );
-  return client;
+class CountingDynamo extends DynamoClient {
+  override send<O extends Operation>(operation: O, input: Operations[O]['input']): Promise<Operations[O]['output']> {
+    if (operation === 'Query') calls.Query++;
+    return super.send(operation, input);
+  }
+}
+
+class CountingManagement extends ManagementClient {
+  override postToConnection(connectionId: string, data: Uint8Array): Promise<void> {
+    calls.PostToConnection++;
+    return super.postToConnection(connectionId, data);
+  }
 }
 
 interface Client {
@@ -98,9 +100,10 @@ beforeAll(async () => {
   // These tests drive the fan-out themselves; the stack's listener would compete for the lock.
   await stack.listener?.stop();
   writes = indexer(stack);
-  dynamoClient = counting(new DynamoDBClient({ endpoint: stack.dynamoEndpoint, region: config().AWS_REGION }));
-  store = connectionStore({ client: DynamoDBDocumentClient.from(dynamoClient) });
-  connections = hubConnections(counting(new ApiGatewayManagementApiClient({ endpoint: stack.url, region: config().AWS_REGION })));
+  dynamoClient = new CountingDynamo({ endpoint: stack.dynamoEndpoint, region: config().AWS_REGION });
+  admin = new DynamoDBClient({ endpoint: stack.dynamoEndpoint, region: config().AWS_REGION });
+  store = connectionStore({ client: dynamoClient });
+  connections = hubConnections(new CountingManagement(stack.url));
 });
 afterAll(async () => {
   await Promise.all(clients.map((client) => client.hub.stop()));
@@ -179,15 +182,15 @@ describe('one shard’s fan-out (the fan-out function’s work)', () => {
 
   it('costs one read and no post for a shard with no connections', async () => {
     const table = 'hatchery-empty';
-    await ensureTable(dynamoClient, table);
-    const empty = connectionStore({ client: DynamoDBDocumentClient.from(dynamoClient), table });
+    await ensureTable(admin, table);
+    const empty = connectionStore({ client: dynamoClient, table });
     const delivery = await deliverShard({ shard: 3, frame: uniqueFrame().frame }, { ...parts(), store: empty });
     expect(delivery).toEqual({ sent: 0, gone: 0, failed: 0, skipped: 0 });
     expect(calls).toEqual({ Query: 1, PostToConnection: 0 });
   });
 
   it('fails before its first post when the shard cannot be read, so a retry sends nobody anything twice', async () => {
-    const missing = connectionStore({ client: DynamoDBDocumentClient.from(dynamoClient), table: 'no-such-table' });
+    const missing = connectionStore({ client: dynamoClient, table: 'no-such-table' });
     await expect(deliverShard({ shard: shardOf(clients[0]!.id), frame: uniqueFrame().frame }, { ...parts(), store: missing })).rejects.toThrow(
       /non-existent table|not found/i,
     );
@@ -260,7 +263,7 @@ describe('a broadcast through the fan-out function', () => {
     expect(occupied).toEqual(expect.arrayContaining([...new Set(clients.map((client) => shardOf(client.id)))]));
     const failing = shardOf(clients[0]!.id);
     await stack.sql('SELECT 1');
-    await DynamoDBDocumentClient.from(dynamoClient).send(new PutCommand({ TableName: config().DYNAMODB_TABLE, Item: failOnce(failing) }));
+    await dynamoClient.send('PutItem', { TableName: config().DYNAMODB_TABLE, Item: failOnce(failing) });
     const before = stack.lambda.stats();
     const queuedBefore = listener.stats().shardsQueued;
 

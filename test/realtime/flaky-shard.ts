@@ -1,4 +1,3 @@
-import { DeleteCommand } from '@aws-sdk/lib-dynamodb';
 import type { Context } from 'aws-lambda';
 import { dynamo, tableName } from '@hatchery/core/dynamo/client';
 import { shardJobSchema } from '@hatchery/core/realtime/fan-out';
@@ -14,7 +13,7 @@ export const failOnce = (shard: number) => ({ pk: 'test#fail-once', sk: String(s
 export const handler = async (event: unknown, context: Context) => {
   const { shard } = shardJobSchema.parse(event);
   const taken = await dynamo()
-    .send(new DeleteCommand({ TableName: tableName(), Key: failOnce(shard), ConditionExpression: 'attribute_exists(pk)' }))
+    .send('DeleteItem', { TableName: tableName(), Key: failOnce(shard), ConditionExpression: 'attribute_exists(pk)' })
     .then(
       () => true,
       (error: { name?: string }) => {

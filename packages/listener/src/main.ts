@@ -1,3 +1,5 @@
+import { defaultProvider } from '@aws-sdk/credential-provider-node';
+import { useCredentials } from '@hatchery/core/aws/client';
 import { logger } from '@hatchery/core/logger';
 import { Listener } from './listener';
 
@@ -7,6 +9,9 @@ import { Listener } from './listener';
  * DYNAMODB_TABLE, AWS_REGION, FANOUT_FUNCTION_NAME); ECS stops a task with SIGTERM, then SIGKILL
  * after its stop timeout, so the listener finishes its fan-out and exits.
  */
+// The task role's credentials come from the container endpoint and expire: the SDK's default chain fetches them and
+// renews them before they do (static ones in the environment, the local stack's, come first in that chain).
+useCredentials(defaultProvider());
 const log = logger().child({ component: 'listener' });
 const listener = new Listener({ log }).start();
 log.info({ managementEndpoint: listener.options.managementEndpoint }, 'listener started');

@@ -1,4 +1,3 @@
-import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { AppError } from '../errors';
 import { config } from '../config';
 import { dynamo, tableName } from '../dynamo/client';
@@ -38,16 +37,14 @@ export async function hitRateLimit(rule: RateLimitRule, subject: string, now = D
   const { partitionKey, sortKey, ttlAttribute } = tableDefinition;
   let result;
   try {
-    result = await dynamo().send(
-      new UpdateCommand({
-        TableName: tableName(),
-        Key: { [partitionKey.name]: `ratelimit#${rule.name}#${subject}`, [sortKey.name]: String(window.start) },
-        UpdateExpression: 'ADD #hits :one SET #expiresAt = :expiresAt',
-        ExpressionAttributeNames: { '#hits': 'hits', '#expiresAt': ttlAttribute },
-        ExpressionAttributeValues: { ':one': 1, ':expiresAt': Math.ceil((window.end + rule.windowMs) / 1000) },
-        ReturnValues: 'UPDATED_NEW',
-      }),
-    );
+    result = await dynamo().send('UpdateItem', {
+      TableName: tableName(),
+      Key: { [partitionKey.name]: `ratelimit#${rule.name}#${subject}`, [sortKey.name]: String(window.start) },
+      UpdateExpression: 'ADD #hits :one SET #expiresAt = :expiresAt',
+      ExpressionAttributeNames: { '#hits': 'hits', '#expiresAt': ttlAttribute },
+      ExpressionAttributeValues: { ':one': 1, ':expiresAt': Math.ceil((window.end + rule.windowMs) / 1000) },
+      ReturnValues: 'UPDATED_NEW',
+    });
   } catch (error) {
     logger().error({ err: error }, 'rate-limit counter update failed');
     // Without the shared counter the limit cannot be enforced; refuse rather than let requests through uncounted.

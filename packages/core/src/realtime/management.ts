@@ -1,11 +1,7 @@
-import {
-  ApiGatewayManagementApiClient,
-  DeleteConnectionCommand,
-  GoneException,
-  PostToConnectionCommand,
-} from '@aws-sdk/client-apigatewaymanagementapi';
+import { AwsClient, type AwsClientOptions } from '../aws/client';
+import { escapeUri } from '../aws/signature';
 import { config } from '../config';
-import { traceAwsClient } from '../tracing';
+import { traced } from '../tracing';
 
 /**
  * Sending to hub connections through API Gateway's management API
@@ -18,36 +14,55 @@ export interface HubConnections {
   close(connectionId: string): Promise<void>;
 }
 
-const clients = new Map<string, ApiGatewayManagementApiClient>();
-
 /**
- * Middleware a fan-out does not need, removed because the listener sends the
- * same command thousands of times per event (together about 15% of a
- * fan-out's CPU): the user agent and recursion-detection headers, and the
- * logging of each call (to the client's logger, which is a no-op anyway).
- * Serialization, the host header, content length, retries and SigV4 signing stay.
+ * The management API of one WebSocket API stage: `POST /@connections/{id}`
+ * sends, `DELETE` closes. Each call is traced as the SDK's client capture traced it.
  */
-const unneededMiddleware = ['getUserAgentMiddleware', 'recursionDetectionMiddleware', 'loggerMiddleware'];
+export class ManagementClient {
+  private readonly client: AwsClient;
+
+  constructor(endpoint: string, options: Pick<AwsClientOptions, 'maxSockets' | 'credentials'> & { region?: string } = {}) {
+    this.client = new AwsClient({ service: 'execute-api', region: options.region ?? config().AWS_REGION, endpoint, ...options });
+  }
+
+  postToConnection(connectionId: string, data: Uint8Array): Promise<void> {
+    return this.call('PostToConnection', { method: 'POST', connectionId, body: data });
+  }
+
+  deleteConnection(connectionId: string): Promise<void> {
+    return this.call('DeleteConnection', { method: 'DELETE', connectionId });
+  }
+
+  destroy(): void {
+    this.client.destroy();
+  }
+
+  private call(operation: string, { method, connectionId, body }: { method: 'POST' | 'DELETE'; connectionId: string; body?: Uint8Array }): Promise<void> {
+    // The ids API Gateway assigns end in '=': escaped as the SDK escapes a path parameter.
+    const path = `/@connections/${escapeUri(connectionId)}`;
+    return traced(
+      'ApiGatewayManagementApi',
+      async () => {
+        await this.client.send({ method, path, ...(body && { headers: { 'content-type': 'application/octet-stream' }, body }) });
+      },
+      { namespace: 'aws', aws: { operation, region: this.client.region } },
+    );
+  }
+}
+
+const clients = new Map<string, ManagementClient>();
 
 /**
  * One client per endpoint, lane and process, keeping its sockets alive
  * between calls. A lane is a socket pool of its own, so posts in one (a
  * buyer's forgeFulfilled) never queue for sockets behind another's (a broadcast).
  */
-export function managementClient(endpoint: string, maxSockets = 64, lane = 'default'): ApiGatewayManagementApiClient {
+export function managementClient(endpoint: string, maxSockets = 64, lane = 'default'): ManagementClient {
   const key = `${endpoint} ${maxSockets} ${lane}`;
   let client = clients.get(key);
   if (!client) {
-    client = new ApiGatewayManagementApiClient({
-      endpoint,
-      region: config().AWS_REGION,
-      maxAttempts: 3,
-      // The same command is sent thousands of times per event: resolving its middleware once saves about 15% of a fan-out.
-      cacheMiddleware: true,
-      requestHandler: { httpAgent: { keepAlive: true, maxSockets }, httpsAgent: { keepAlive: true, maxSockets } },
-    });
-    for (const name of unneededMiddleware) client.middlewareStack.remove(name);
-    clients.set(key, traceAwsClient(client));
+    client = new ManagementClient(endpoint, { maxSockets });
+    clients.set(key, client);
   }
   return client;
 }
@@ -57,14 +72,15 @@ export function managementEndpoint(requestContext: { domainName: string; stage: 
   return config().WEBSOCKET_MANAGEMENT_ENDPOINT ?? `https://${requestContext.domainName}/${requestContext.stage}`;
 }
 
-export const isGone = (error: unknown) => error instanceof GoneException || (error as { name?: string } | undefined)?.name === 'GoneException';
+/** API Gateway no longer knows the connection (410). */
+export const isGone = (error: unknown) => (error as { name?: string } | undefined)?.name === 'GoneException';
 
-export function hubConnections(client: ApiGatewayManagementApiClient): HubConnections {
+export function hubConnections(client: ManagementClient): HubConnections {
   const encoder = new TextEncoder();
   return {
     async post(connectionId, data) {
       try {
-        await client.send(new PostToConnectionCommand({ ConnectionId: connectionId, Data: typeof data === 'string' ? encoder.encode(data) : data }));
+        await client.postToConnection(connectionId, typeof data === 'string' ? encoder.encode(data) : data);
         return 'sent';
       } catch (error) {
         if (isGone(error)) return 'gone';
@@ -73,7 +89,7 @@ export function hubConnections(client: ApiGatewayManagementApiClient): HubConnec
     },
     async close(connectionId) {
       try {
-        await client.send(new DeleteConnectionCommand({ ConnectionId: connectionId }));
+        await client.deleteConnection(connectionId);
       } catch (error) {
         if (!isGone(error)) throw error;
       }
