@@ -316,13 +316,13 @@ export const pgOnlyBaselineKey = 'pg-only baseline';
 const kb = (bytes: number) => (bytes / 1024).toFixed(0);
 const ms = (value: number | undefined) => (value === undefined ? '-' : value.toFixed(0));
 
-/** What a page answered, where a row's answer is a page: its items and total, for checking two bundles read the same. */
-function pageOf(result: unknown): { items: unknown[]; totalCount: number } | undefined {
+/** What a page answered, where a row's answer is a page: its items' ids and its total, for checking two bundles read the same rows. */
+function pageOf(result: unknown): { ids: unknown[]; totalCount: number } | undefined {
   const body = (result as { body?: unknown } | undefined)?.body;
   if (typeof body !== 'string') return undefined;
   try {
     const { items, totalCount } = JSON.parse(body) as { items?: unknown; totalCount?: unknown };
-    return Array.isArray(items) && typeof totalCount === 'number' ? { items, totalCount } : undefined;
+    return Array.isArray(items) && typeof totalCount === 'number' ? { ids: items.map((item) => (item as { id?: unknown }).id), totalCount } : undefined;
   } catch {
     return undefined;
   }
