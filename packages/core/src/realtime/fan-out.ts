@@ -59,8 +59,8 @@ export interface FanOutParts {
 /**
  * Posts one frame to every recipient through the management API, removing
  * those API Gateway reports gone. One connection failing (throttled, store
- * error) never stops the others; none is tried again here beyond the SDK's own
- * retries, since trying the whole set again would re-send to the rest.
+ * error) never stops the others; none is tried again here beyond the management
+ * client's own retries, since trying the whole set again would re-send to the rest.
  * Posting stops at `stopAt` (epoch ms), counting the rest as skipped.
  */
 export async function post(recipients: AsyncIterable<string[]>, frame: string | Uint8Array, parts: FanOutParts, stopAt = Infinity): Promise<Delivery> {
