@@ -31,8 +31,8 @@ function readBody(request: IncomingMessage, maxBytes: number): Promise<Buffer | 
 /**
  * The WebSocket API's management API on the local gateway: POST sends to a
  * connection, DELETE closes it, GET describes it, and any id that is not an
- * open connection is 410 GoneException, so the listener and the $default
- * handler use the real AWS SDK client against it.
+ * open connection is 410 GoneException, as API Gateway answers: the service's
+ * own client (core/aws) and the AWS SDK's work against it as against AWS.
  */
 export function managementApi(connections: ReadonlyMap<string, LiveConnection>): LocalEndpoint {
   return async (request, response, url) => {
