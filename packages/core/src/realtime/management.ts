@@ -22,7 +22,7 @@ export class ManagementClient {
   private readonly client: AwsClient;
 
   constructor(endpoint: string, options: Pick<AwsClientOptions, 'maxSockets' | 'credentials'> & { region?: string } = {}) {
-    this.client = new AwsClient({ service: 'execute-api', region: options.region ?? config().AWS_REGION, endpoint, ...options });
+    this.client = new AwsClient({ ...options, service: 'execute-api', region: options.region ?? config().AWS_REGION, endpoint });
   }
 
   postToConnection(connectionId: string, data: Uint8Array): Promise<void> {
