@@ -1,7 +1,7 @@
-import * as z from 'zod';
 import { configSchema, linkedResources } from '@hatchery/core/config';
+import * as z from '@hatchery/core/schema';
 
-const flag = z.enum(['true', 'false']).default('false').transform((value) => value === 'true');
+const flag = z.pipe(z._default(z.enum(['true', 'false']), 'false'), z.transform((value: 'true' | 'false') => value === 'true'));
 
 /**
  * What a platform team may choose per deploy, read from the environment of
@@ -14,22 +14,22 @@ const settingsSchema = z.object({
   /** Per client IP, as the local gateway's limit: the same variable and the same default. */
   IP_RATE_LIMIT_PER_SECOND: configSchema.shape.IP_RATE_LIMIT_PER_SECOND,
   /** Steady rate of each API's stage, across all clients (API Gateway throttling); bursts may reach twice this. */
-  API_RATE_LIMIT_PER_SECOND: z.coerce.number().int().min(1).default(1000),
+  API_RATE_LIMIT_PER_SECOND: z._default(z.coerce.number().check(z.int(), z.gte(1)), 1000),
   /** `ec2` trades the managed NAT gateways (about $32 a month each) for small NAT instances. */
-  HATCHERY_NAT: z.enum(['managed', 'ec2']).default('managed'),
+  HATCHERY_NAT: z._default(z.enum(['managed', 'ec2']), 'managed'),
   /** A second listener task as a warm standby; the advisory lock lets only one fan out. */
   HATCHERY_LISTENER_STANDBY: flag,
   /** docs/operating.md, Alarms: the alarms' thresholds, and who is emailed when one fires. */
-  HATCHERY_ALARM_EMAIL: z.string().email().optional(),
-  HATCHERY_ALARM_5XX_RATE: z.coerce.number().min(0).max(1).default(0.05),
-  HATCHERY_ALARM_P99_LATENCY_MS: z.coerce.number().positive().default(2000),
-  HATCHERY_ALARM_LAMBDA_ERRORS: z.coerce.number().int().min(0).default(0),
-  HATCHERY_ALARM_LAMBDA_THROTTLES: z.coerce.number().int().min(0).default(0),
-  HATCHERY_ALARM_HEARTBEAT_MINUTES: z.coerce.number().int().min(1).default(3),
-  HATCHERY_ALARM_LISTENER_LAG_MS: z.coerce.number().positive().default(10_000),
+  HATCHERY_ALARM_EMAIL: z.optional(z.email()),
+  HATCHERY_ALARM_5XX_RATE: z._default(z.coerce.number().check(z.gte(0), z.lte(1)), 0.05),
+  HATCHERY_ALARM_P99_LATENCY_MS: z._default(z.coerce.number().check(z.positive()), 2000),
+  HATCHERY_ALARM_LAMBDA_ERRORS: z._default(z.coerce.number().check(z.int(), z.gte(0)), 0),
+  HATCHERY_ALARM_LAMBDA_THROTTLES: z._default(z.coerce.number().check(z.int(), z.gte(0)), 0),
+  HATCHERY_ALARM_HEARTBEAT_MINUTES: z._default(z.coerce.number().check(z.int(), z.gte(1)), 3),
+  HATCHERY_ALARM_LISTENER_LAG_MS: z._default(z.coerce.number().check(z.positive()), 10_000),
   /** The indexer's lag behind its chain (the listener's IndexerLag, from Ponder's checkpoint) that alarms; a chain's block time sets its floor. */
-  HATCHERY_ALARM_INDEXER_LAG_SECONDS: z.coerce.number().int().min(1).default(300),
-  HATCHERY_ALARM_DB_CONNECTIONS_PERCENT: z.coerce.number().min(1).max(100).default(80),
+  HATCHERY_ALARM_INDEXER_LAG_SECONDS: z._default(z.coerce.number().check(z.int(), z.gte(1)), 300),
+  HATCHERY_ALARM_DB_CONNECTIONS_PERCENT: z._default(z.coerce.number().check(z.gte(1), z.lte(100)), 80),
 });
 
 export interface DeploySettings {

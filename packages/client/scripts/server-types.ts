@@ -1,6 +1,6 @@
-import type * as z from 'zod';
 import type { FieldType } from '@hatchery/core/query/compile';
 import type { ForgeFulfilled, hubEvents, MarketChanged } from '@hatchery/core/realtime/events';
+import type * as z from '@hatchery/core/schema';
 import type { httpRoutes } from '@hatchery/functions/routes';
 import type { hubPath } from '@hatchery/functions/routes/realtime';
 import type { problemSchema } from '@hatchery/functions/schemas';
@@ -9,10 +9,10 @@ type Table = typeof httpRoutes;
 type Flat<T> = { [P in keyof T]: T[P] };
 
 /** Path parameters and bodies as the caller writes them; the query as the server reads it (its numbers numbers), which the client turns back into text. */
-type RequestPart<R, P extends 'params' | 'body' | 'query'> = R extends { request: { [Q in P]: infer S extends z.ZodType } }
+type RequestPart<R, P extends 'params' | 'body' | 'query'> = R extends { request: { [Q in P]: infer S extends z.ZodMiniType } }
   ? { [Q in P]: P extends 'query' ? z.output<S> : z.input<S> }
   : {};
-type ResponsePart<R> = R extends { response: infer S extends z.ZodType } ? { response: z.output<S> } : {};
+type ResponsePart<R> = R extends { response: infer S extends z.ZodMiniType } ? { response: z.output<S> } : {};
 /** A list's filter and sort fields by name, with the type of each: what the filter builder needs of the read model's field map. */
 type FieldsPart<R> = R extends { list: { fields: infer F } } ? { fields: { [N in keyof F]: F[N] extends { type: infer T } ? T : never } } : {};
 

@@ -1,50 +1,50 @@
 import { createDecipheriv } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import * as z from 'zod';
+import * as z from './schema';
 
-const list = z
-  .string()
-  .default('')
-  .transform((value) => value.split(',').map((item) => item.trim()).filter(Boolean));
+const list = z.pipe(
+  z._default(z.string(), ''),
+  z.transform((value: string) => value.split(',').map((item) => item.trim()).filter(Boolean)),
+);
 
-const positiveInt = (fallback: number) => z.coerce.number().int().min(0).default(fallback);
+/* @__NO_SIDE_EFFECTS__ */
+function positiveInt(fallback: number) {
+  return z._default(z.coerce.number().check(z.int(), z.gte(0)), fallback);
+}
 
 /** Every environment variable the service reads; docs/local-stack.md's configuration table mirrors this. */
 export const configSchema = z.object({
-  DATABASE_URL: z.string().url(),
+  DATABASE_URL: z.url(),
   DATABASE_POOL_MAX: positiveInt(10),
   /**
    * The schema the indexer writes, Ponder's `--schema` or `--views-schema`; its channel is `<schema>_live_query`,
    * as Ponder names it. Lowercase, and short enough that the channel stays within PostgreSQL's 63-byte names.
    */
-  INDEXER_SCHEMA: z
-    .string()
-    .regex(/^[a-z_][a-z0-9_]{0,51}$/, 'a lowercase PostgreSQL name of at most 52 characters (letters, digits, _)')
-    .default('indexer'),
-  DATABASE_SSL: z.enum(['true', 'false']).default('false').transform((value) => value === 'true'),
-  DYNAMODB_ENDPOINT: z.string().url().optional(),
-  DYNAMODB_TABLE: z.string().min(1).default('hatchery'),
-  AWS_REGION: z.string().min(1).default('us-east-1'),
-  IDP_PROJECT_ID: z.string().min(1).default('hatchery-local'),
-  IDP_JWKS_URL: z
-    .string()
-    .url()
-    .default('https://www.googleapis.com/service_accounts/v1/jwk/securetoken@system.gserviceaccount.com'),
+  INDEXER_SCHEMA: z._default(
+    z.string().check(z.regex(/^[a-z_][a-z0-9_]{0,51}$/, 'a lowercase PostgreSQL name of at most 52 characters (letters, digits, _)')),
+    'indexer',
+  ),
+  DATABASE_SSL: z.pipe(z._default(z.enum(['true', 'false']), 'false'), z.transform((value: 'true' | 'false') => value === 'true')),
+  DYNAMODB_ENDPOINT: z.optional(z.url()),
+  DYNAMODB_TABLE: z._default(z.string().check(z.minLength(1)), 'hatchery'),
+  AWS_REGION: z._default(z.string().check(z.minLength(1)), 'us-east-1'),
+  IDP_PROJECT_ID: z._default(z.string().check(z.minLength(1)), 'hatchery-local'),
+  IDP_JWKS_URL: z._default(z.url(), 'https://www.googleapis.com/service_accounts/v1/jwk/securetoken@system.gserviceaccount.com'),
   CORS_ORIGINS: list,
   CORS_ALLOWED_HOST_SUFFIXES: list,
-  SERVICE_NAME: z.string().min(1).default('Hatchery'),
-  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  SERVICE_NAME: z._default(z.string().check(z.minLength(1)), 'Hatchery'),
+  LOG_LEVEL: z._default(z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']), 'info'),
   IP_RATE_LIMIT_PER_SECOND: positiveInt(200),
-  WALLET_POSTS_PER_MINUTE: z.coerce.number().int().min(1).default(5),
-  WEBSOCKET_MANAGEMENT_ENDPOINT: z.string().url().optional(),
+  WALLET_POSTS_PER_MINUTE: z._default(z.coerce.number().check(z.int(), z.gte(1)), 5),
+  WEBSOCKET_MANAGEMENT_ENDPOINT: z.optional(z.url()),
   /** Set in AWS only (infra/router.ts): the value the router adds to every request; unset, no request is checked. */
-  ORIGIN_VERIFY_SECRET: z.string().min(16).optional(),
+  ORIGIN_VERIFY_SECRET: z.optional(z.string().check(z.minLength(16))),
   /** The fan-out function the listener hands large broadcasts to, shard by shard; without it the listener posts every shard itself. */
-  FANOUT_FUNCTION_NAME: z.string().min(1).optional(),
+  FANOUT_FUNCTION_NAME: z.optional(z.string().check(z.minLength(1))),
   /** The Lambda API the listener invokes the fan-out function through (the local stack's); AWS's by default. */
-  LAMBDA_ENDPOINT: z.string().url().optional(),
+  LAMBDA_ENDPOINT: z.optional(z.url()),
   /** CloudWatch namespace of the service's metrics; one per stage, so stages sharing an account stay apart. */
-  METRICS_NAMESPACE: z.string().min(1).max(255).default('Hatchery'),
+  METRICS_NAMESPACE: z._default(z.string().check(z.minLength(1), z.maxLength(255)), 'Hatchery'),
 });
 
 export type Config = z.infer<typeof configSchema>;

@@ -1,13 +1,13 @@
-import * as z from 'zod';
 import { db } from './db';
 import { AppError } from './errors';
 import { limits } from './limits';
 import { currentFreshness, freshnessSchema, type Freshness } from './indexer/freshness';
+import * as z from './schema';
 
 export const healthSchema = z.object({
   status: z.literal('ok'),
   database: z.literal('ok'),
-  indexer: freshnessSchema.describe("How far the indexer has got on each chain, from Ponder's checkpoint; `unknown` without Ponder's tables."),
+  indexer: freshnessSchema.check(z.describe("How far the indexer has got on each chain, from Ponder's checkpoint; `unknown` without Ponder's tables.")),
 });
 
 export type Health = z.infer<typeof healthSchema>;

@@ -1,7 +1,7 @@
-import * as z from 'zod';
 import { AppError, errorKinds, toProblem, type ErrorKind } from '@hatchery/core/errors';
 import { limits } from '@hatchery/core/limits';
 import type { FieldMap, FieldType } from '@hatchery/core/query/compile';
+import * as z from '@hatchery/core/schema';
 import { httpRoutes, type HttpRoute } from './routes';
 import { exampleWallet, problemSchema } from './schemas';
 
@@ -21,8 +21,8 @@ type JsonSchema = {
   [key: string]: unknown;
 };
 
-const inputSchema = (schema: z.ZodType): JsonSchema => z.toJSONSchema(schema, { io: 'input', unrepresentable: 'any' }) as JsonSchema;
-const outputSchema = (schema: z.ZodType): JsonSchema => z.toJSONSchema(schema, { io: 'output', unrepresentable: 'any' }) as JsonSchema;
+const inputSchema = (schema: z.ZodMiniType): JsonSchema => z.toJSONSchema(schema, { io: 'input', unrepresentable: 'any' }) as JsonSchema;
+const outputSchema = (schema: z.ZodMiniType): JsonSchema => z.toJSONSchema(schema, { io: 'output', unrepresentable: 'any' }) as JsonSchema;
 
 /** Example strings for the patterns the wire schemas use; anything else gets a plain word. */
 const examplesByPattern: Array<[RegExp, string]> = [
@@ -116,7 +116,7 @@ function orderByDescription(list: NonNullable<HttpRoute['list']>): string {
   );
 }
 
-function parameters(route: HttpRoute, schema: z.ZodType | undefined, location: 'query' | 'path') {
+function parameters(route: HttpRoute, schema: z.ZodMiniType | undefined, location: 'query' | 'path') {
   if (!schema) return [];
   const json = inputSchema(schema);
   return Object.entries(json.properties ?? {}).map(([name, property]) => {

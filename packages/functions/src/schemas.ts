@@ -1,5 +1,5 @@
-import * as z from 'zod';
 import { patterns } from '@hatchery/core/limits';
+import * as z from '@hatchery/core/schema';
 
 /**
  * A wallet of the local stack's demo data that owns unburned NFTs, staked
@@ -12,29 +12,36 @@ export const exampleWallet = '0x000000000000000000000000000000000000000b';
 export const addressParams = z.object({
   address: z
     .string()
-    .regex(patterns.address, 'must be 0x followed by 40 hex characters')
-    .meta({ description: 'A wallet address: `0x` and 40 hex characters, any case.', examples: [exampleWallet] }),
+    .check(
+      z.regex(patterns.address, 'must be 0x followed by 40 hex characters'),
+      z.meta({ description: 'A wallet address: `0x` and 40 hex characters, any case.', examples: [exampleWallet] }),
+    ),
 });
 
 /** The path parameter of the API explorer's files. */
 export const docsAssetParams = z.object({
-  asset: z.string().meta({ description: 'A file of the explorer.', examples: ['swagger-ui.css'] }),
+  asset: z.string().check(z.meta({ description: 'A file of the explorer.', examples: ['swagger-ui.css'] })),
 });
 
-export const pageSchema = <T extends z.ZodType>(item: T) =>
-  z.object({
+/** A paged list's envelope around `item`. */
+/* @__NO_SIDE_EFFECTS__ */
+export function pageSchema<T extends z.ZodMiniType>(item: T) {
+  return z.object({
     items: z.array(item),
-    totalCount: z.number().int(),
-    page: z.number().int(),
-    pageSize: z.number().int(),
-    nextCursor: z.string().optional().describe('While more rows follow: pass it as `after` for the next page (same filter and orderBy). Absent on the last page.'),
+    totalCount: z.int(),
+    page: z.int(),
+    pageSize: z.int(),
+    nextCursor: z
+      .optional(z.string())
+      .check(z.describe('While more rows follow: pass it as `after` for the next page (same filter and orderBy). Absent on the last page.')),
   });
+}
 
 export const problemSchema = z.object({
-  type: z.string().optional(),
+  type: z.optional(z.string()),
   title: z.string(),
-  status: z.number().int(),
+  status: z.int(),
   detail: z.string(),
   instance: z.string(),
-  errors: z.record(z.string(), z.array(z.string())).optional(),
+  errors: z.optional(z.record(z.string(), z.array(z.string()))),
 });

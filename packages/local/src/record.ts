@@ -1,6 +1,6 @@
 import { mkdir, open, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import * as z from 'zod';
+import * as z from '@hatchery/core/schema';
 import { isAlive, stopOrphanedPostgres } from './postgres';
 
 /**
@@ -9,14 +9,14 @@ import { isAlive, stopOrphanedPostgres } from './postgres';
  * find the stack, its database and its identity provider.
  */
 const stackRecordSchema = z.object({
-  pid: z.number().int().positive(),
+  pid: z.int().check(z.positive()),
   state: z.enum(['starting', 'ready']),
   dataDir: z.string(),
-  url: z.string().optional(),
-  databaseUrl: z.string().optional(),
-  dynamoEndpoint: z.string().optional(),
-  idpProjectId: z.string().optional(),
-  idpKeyFile: z.string().optional(),
+  url: z.optional(z.string()),
+  databaseUrl: z.optional(z.string()),
+  dynamoEndpoint: z.optional(z.string()),
+  idpProjectId: z.optional(z.string()),
+  idpKeyFile: z.optional(z.string()),
 });
 
 export type StackRecord = z.infer<typeof stackRecordSchema>;

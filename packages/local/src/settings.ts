@@ -1,21 +1,24 @@
 import { resolve } from 'node:path';
-import * as z from 'zod';
+import * as z from '@hatchery/core/schema';
 import { StartupError } from './record';
 
-/** An empty variable counts as unset, as in the service's configuration. */
-const unsetWhenEmpty = (value: unknown) => (value === '' ? undefined : value);
+/** `schema`, where an empty variable counts as unset, as in the service's configuration. */
+/* @__NO_SIDE_EFFECTS__ */
+function unsetWhenEmpty<T extends z.ZodMiniType>(schema: T) {
+  return z.pipe(z.transform((value: unknown) => (value === '' ? undefined : value)), schema);
+}
 
 /** The variables only the local commands read (npm start, token, simulate); the service's own are in @hatchery/core/config. */
 export const localSettingsSchema = z.object({
-  PORT: z.preprocess(unsetWhenEmpty, z.coerce.number().int().min(0).max(65_535).default(3000)),
-  HATCHERY_DATA_DIR: z.preprocess(unsetWhenEmpty, z.string().default('.hatchery').transform((dir) => resolve(dir))),
+  PORT: unsetWhenEmpty(z._default(z.coerce.number().check(z.int(), z.gte(0), z.lte(65_535)), 3000)),
+  HATCHERY_DATA_DIR: unsetWhenEmpty(z.pipe(z._default(z.string(), '.hatchery'), z.transform((dir: string) => resolve(dir)))),
   /**
    * Whether `npm start` fills an absent indexer schema with demo data: `auto` does on the embedded database only, never on
    * the one DATABASE_URL names (a real indexer's, where tables of ours would stop Ponder from creating its own).
    */
-  HATCHERY_DEMO_DATA: z.preprocess(unsetWhenEmpty, z.enum(['auto', 'true', 'false']).default('auto')),
+  HATCHERY_DEMO_DATA: unsetWhenEmpty(z._default(z.enum(['auto', 'true', 'false']), 'auto')),
   /** Human-readable logs (pino-pretty) or JSON lines; by default pretty when stdout is a terminal. */
-  LOG_FORMAT: z.preprocess(unsetWhenEmpty, z.enum(['pretty', 'json']).optional()),
+  LOG_FORMAT: unsetWhenEmpty(z.optional(z.enum(['pretty', 'json']))),
 });
 
 export type LocalSettings = z.output<typeof localSettingsSchema>;

@@ -1,5 +1,5 @@
 import * as signalR from '@microsoft/signalr';
-import type * as z from 'zod';
+import type * as z from '@hatchery/core/schema';
 import { httpRoutes, type HttpRoute } from '@hatchery/functions/routes';
 import { hubPath } from '@hatchery/functions/routes/realtime';
 import { exampleWallet, problemSchema } from '@hatchery/functions/schemas';
@@ -46,7 +46,7 @@ async function fetchJson(url: URL, init: RequestInit = {}): Promise<{ response: 
   return { response, body };
 }
 
-function shapeProblems(schema: z.ZodType, body: unknown): string | undefined {
+function shapeProblems(schema: z.ZodMiniType, body: unknown): string | undefined {
   const parsed = schema.safeParse(body);
   return parsed.success ? undefined : parsed.error.issues.slice(0, 3).map((issue) => `${issue.path.join('.') || '(body)'}: ${issue.message}`).join('; ');
 }

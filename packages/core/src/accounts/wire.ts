@@ -1,6 +1,6 @@
-import * as z from 'zod';
 import { addressString } from '../indexer/wire';
 import { limits, patterns } from '../limits';
+import * as z from '../schema';
 
 /** What the account endpoints take and answer (SPEC.md "Resources"); kept free of data access so the route table stays light. */
 
@@ -12,7 +12,7 @@ export const accountSchema = z.object({
   email: z.string(),
   nickname: z.string(),
   status: z.enum(accountStatuses),
-  walletAddress: addressString.optional().describe('Lowercase, as recovered from the signature; absent when no wallet is linked.'),
+  walletAddress: z.optional(addressString).check(z.describe('Lowercase, as recovered from the signature; absent when no wallet is linked.')),
   walletLinked: z.boolean(),
 });
 
@@ -20,8 +20,8 @@ export type AccountDto = z.infer<typeof accountSchema>;
 
 /** WalletLinkChallengeDto. */
 export const challengeSchema = z.object({
-  message: z.string().describe('The exact text to sign (EIP-191 personal_sign).'),
-  nonce: z.string().regex(new RegExp(`^[0-9a-f]{${limits.nonceBytes * 2}}$`)),
+  message: z.string().check(z.describe('The exact text to sign (EIP-191 personal_sign).')),
+  nonce: z.string().check(z.regex(new RegExp(`^[0-9a-f]{${limits.nonceBytes * 2}}$`))),
   expiresAt: z.iso.datetime(),
 });
 
@@ -29,8 +29,8 @@ export type ChallengeDto = z.infer<typeof challengeSchema>;
 
 /** POST /accounts/me/wallet body: step 1 of SPEC.md's processing order (422 naming the field). */
 export const linkWalletBodySchema = z.object({
-  address: z.string().regex(patterns.address, 'must be 0x followed by 40 hex characters'),
-  signature: z.string().regex(patterns.signature, 'must be 0x followed by 130 hex characters'),
+  address: z.string().check(z.regex(patterns.address, 'must be 0x followed by 40 hex characters')),
+  signature: z.string().check(z.regex(patterns.signature, 'must be 0x followed by 130 hex characters')),
 });
 
 export type LinkWalletBody = z.infer<typeof linkWalletBodySchema>;

@@ -1,23 +1,23 @@
-import * as z from 'zod';
 import { readPage, type ListSource, type Page, type PageQuery } from '../query/paging';
 import type { FieldMap } from '../query/compile';
 import { bigIntString } from './wire';
 import { indexerTable } from './names';
+import * as z from '../schema';
 
 export const editionSchema = z.object({
   id: bigIntString,
   name: z.string(),
   artUri: z.string(),
-  health: z.number().int(),
-  skill: z.number().int(),
-  morale: z.number().int(),
-  rarity: z.number().int(),
+  health: z.int(),
+  skill: z.int(),
+  morale: z.int(),
+  rarity: z.int(),
   maxSupply: bigIntString,
   minted: bigIntString,
   mintStart: bigIntString,
   mintEnd: bigIntString,
-  price: bigIntString.describe('Wei.'),
-  distribution: z.number().int(),
+  price: bigIntString.check(z.describe('Wei.')),
+  distribution: z.int(),
   active: z.boolean(),
 });
 

@@ -1,15 +1,15 @@
-import * as z from 'zod';
 import { readPage, type ListSource, type Page, type PageQuery } from '../query/paging';
 import type { FieldMap, Params } from '../query/compile';
 import { bigIntString, indexerAddress } from './wire';
 import { indexerTable } from './names';
+import * as z from '../schema';
 
 export const forgeRequestSchema = z.object({
   requestId: bigIntString,
-  tier: z.number().int(),
+  tier: z.int(),
   status: z.string(),
-  tokenId: bigIntString.optional().describe('Absent until the request is fulfilled.'),
-  editionId: bigIntString.optional().describe('Absent until the request is fulfilled.'),
+  tokenId: z.optional(bigIntString).check(z.describe('Absent until the request is fulfilled.')),
+  editionId: z.optional(bigIntString).check(z.describe('Absent until the request is fulfilled.')),
   blockNumber: bigIntString,
 });
 

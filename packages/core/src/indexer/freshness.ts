@@ -1,15 +1,15 @@
-import * as z from 'zod';
 import { db, isMissingRelation, isUndefinedColumn, type Queryable } from '../db';
 import { limits } from '../limits';
 import { indexerTable } from './names';
 import { bigIntString } from './wire';
+import * as z from '../schema';
 
 export const chainFreshnessSchema = z.object({
-  chainId: z.number().int().describe('The chain, by its EIP-155 id.'),
-  block: bigIntString.describe('The last block the indexer has indexed on this chain.'),
-  blockTimestamp: z.string().describe("That block's time, ISO 8601 UTC."),
-  lagSeconds: z.number().int().describe("Seconds from that block's time to now: how far behind the chain the data may be."),
-  ready: z.boolean().describe('Whether the indexer has finished its backfill and indexes live. Until then the data is partial.'),
+  chainId: z.int().check(z.describe('The chain, by its EIP-155 id.')),
+  block: bigIntString.check(z.describe('The last block the indexer has indexed on this chain.')),
+  blockTimestamp: z.string().check(z.describe("That block's time, ISO 8601 UTC.")),
+  lagSeconds: z.int().check(z.describe("Seconds from that block's time to now: how far behind the chain the data may be.")),
+  ready: z.boolean().check(z.describe('Whether the indexer has finished its backfill and indexes live. Until then the data is partial.')),
 });
 
 export const freshnessSchema = z.union([z.object({ chains: z.array(chainFreshnessSchema) }), z.literal('unknown')]);

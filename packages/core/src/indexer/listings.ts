@@ -1,21 +1,21 @@
-import * as z from 'zod';
 import { readPage, type ListSource, type Page, type PageQuery } from '../query/paging';
 import type { FieldMap, Params } from '../query/compile';
 import { addressString, bigIntString } from './wire';
 import { indexerTable } from './names';
+import * as z from '../schema';
 
 export const listingSchema = z.object({
   tokenId: bigIntString,
   seller: addressString,
-  price: bigIntString.describe('Wei.'),
+  price: bigIntString.check(z.describe('Wei.')),
   status: z.string(),
-  editionId: bigIntString.describe('"0" when the listed NFT is not indexed.'),
+  editionId: bigIntString.check(z.describe('"0" when the listed NFT is not indexed.')),
   editionName: z.string(),
   artUri: z.string(),
-  rarity: z.number().int(),
-  gender: z.number().int(),
+  rarity: z.int(),
+  gender: z.int(),
   nftName: z.string(),
-  attributes: z.object({ health: z.number().int(), skill: z.number().int(), morale: z.number().int() }),
+  attributes: z.object({ health: z.int(), skill: z.int(), morale: z.int() }),
 });
 
 export type ListingDto = z.infer<typeof listingSchema>;

@@ -1,21 +1,21 @@
-import * as z from 'zod';
 import { readPage, type ListSource, type Page, type PageQuery } from '../query/paging';
 import type { FieldMap, Params } from '../query/compile';
 import { bigIntString, indexerAddress } from './wire';
 import { indexerTable } from './names';
+import * as z from '../schema';
 
 export const nftItemSchema = z.object({
   tokenId: bigIntString,
   attributes: z.object({
-    health: z.number().int(),
-    skill: z.number().int(),
-    morale: z.number().int(),
-    gender: z.number().int(),
+    health: z.int(),
+    skill: z.int(),
+    morale: z.int(),
+    gender: z.int(),
   }),
   editionId: bigIntString,
   editionName: z.string(),
   artUri: z.string(),
-  rarity: z.number().int(),
+  rarity: z.int(),
   nftName: z.string(),
   staked: z.boolean(),
 });

@@ -1,15 +1,15 @@
-import * as z from 'zod';
 import { isMissingRelation, query } from '../db';
 import { addressString, bigIntString, indexerAddress } from './wire';
 import { indexerTable } from './names';
+import * as z from '../schema';
 
 export const referralInfoSchema = z.object({
-  code: bigIntString.optional().describe('Absent when the address never registered as a referrer.'),
-  upline: addressString.optional().describe('The referrer of the address; absent when it was never referred.'),
-  referralCount: z.number().int().describe('Accounts this address referred.'),
-  pending: bigIntString.describe('Wei: totalAccrued − totalClaimed.'),
-  totalAccrued: bigIntString.describe('Wei.'),
-  totalClaimed: bigIntString.describe('Wei.'),
+  code: z.optional(bigIntString).check(z.describe('Absent when the address never registered as a referrer.')),
+  upline: z.optional(addressString).check(z.describe('The referrer of the address; absent when it was never referred.')),
+  referralCount: z.int().check(z.describe('Accounts this address referred.')),
+  pending: bigIntString.check(z.describe('Wei: totalAccrued − totalClaimed.')),
+  totalAccrued: bigIntString.check(z.describe('Wei.')),
+  totalClaimed: bigIntString.check(z.describe('Wei.')),
 });
 
 export type ReferralInfoDto = z.infer<typeof referralInfoSchema>;

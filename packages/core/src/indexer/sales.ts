@@ -1,16 +1,16 @@
-import * as z from 'zod';
 import { readPage, type ListSource, type Page, type PageQuery } from '../query/paging';
 import type { FieldMap } from '../query/compile';
 import { addressString, bigIntString } from './wire';
 import { indexerTable } from './names';
+import * as z from '../schema';
 
 export const saleSchema = z.object({
   tokenId: bigIntString,
   seller: addressString,
   buyer: addressString,
-  price: bigIntString.describe('Wei.'),
-  platformFee: bigIntString.describe('Wei.'),
-  royalty: bigIntString.describe('Wei.'),
+  price: bigIntString.check(z.describe('Wei.')),
+  platformFee: bigIntString.check(z.describe('Wei.')),
+  royalty: bigIntString.check(z.describe('Wei.')),
   blockNumber: bigIntString,
 });
 

@@ -1,8 +1,8 @@
-import * as z from 'zod';
 import { readPage, type ListSource, type Page, type PageQuery } from '../query/paging';
 import type { FieldMap, Params } from '../query/compile';
 import { bigIntString, indexerAddress } from './wire';
 import { indexerTable } from './names';
+import * as z from '../schema';
 
 export const stakingPairSchema = z.object({
   pairId: bigIntString,

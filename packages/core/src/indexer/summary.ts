@@ -1,14 +1,14 @@
-import * as z from 'zod';
+import * as z from '../schema';
 import { limits } from '../limits';
 import { currentSummary } from './summary-store';
 import { bigIntString } from './wire';
 
 export const summarySchema = z.object({
-  salesCount: z.number().int(),
-  totalVolume: bigIntString.describe('Wei: the sum of all sale prices.'),
-  nftCount: z.number().int().describe('NFTs not burned.'),
-  editionCount: z.number().int(),
-  totalTokenTransferred: bigIntString.describe('The sum of all transfers of the service token.'),
+  salesCount: z.int(),
+  totalVolume: bigIntString.check(z.describe('Wei: the sum of all sale prices.')),
+  nftCount: z.int().check(z.describe('NFTs not burned.')),
+  editionCount: z.int(),
+  totalTokenTransferred: bigIntString.check(z.describe('The sum of all transfers of the service token.')),
 });
 
 export type SummaryDto = z.infer<typeof summarySchema>;

@@ -1,9 +1,9 @@
-import * as z from 'zod';
+import * as z from '../schema';
 
 /** On-chain big integers travel as decimal strings of up to 78 digits (SPEC.md "General wire rules"). */
-export const bigIntString = z.string().regex(/^-?[0-9]{1,78}$/);
+export const bigIntString = z.string().check(z.regex(/^-?[0-9]{1,78}$/));
 
-export const addressString = z.string().regex(/^0x[0-9a-f]{40}$/);
+export const addressString = z.string().check(z.regex(/^0x[0-9a-f]{40}$/));
 
 /** The indexer stores addresses lowercase, so a wallet's rows are found (through its index) by the lowercased form. */
 export const indexerAddress = (address: string): string => address.toLowerCase();

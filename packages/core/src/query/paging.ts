@@ -1,41 +1,43 @@
-import * as z from 'zod';
 import { isMissingRelation, query } from '../db';
 import { limits } from '../limits';
 import { validationError } from '../errors';
+import * as z from '../schema';
 import { compileFilter, compileOrder, orderBySql, Params, type FieldMap, type OrderSpec, type OrderTerm } from './compile';
 import { afterCondition, cursorBinding, decodeCursor, encodeCursor, keyColumn, keyColumns, keysOf } from './cursor';
 import { listCounts, type CountCache } from './count-cache';
 
-const boundedInt = (bounds: { min: number; max: number; default: number }) =>
-  z
-    .string()
-    .regex(/^[0-9]+$/, 'must be a whole number')
-    .transform(Number)
-    .pipe(z.number().min(bounds.min, `must be at least ${bounds.min}`).max(bounds.max, `must be at most ${bounds.max}`))
-    .optional()
-    .transform((value) => value ?? bounds.default);
+/* @__NO_SIDE_EFFECTS__ */
+function boundedInt(bounds: { min: number; max: number; default: number }) {
+  const digits = z.pipe(z.string().check(z.regex(/^[0-9]+$/, 'must be a whole number')), z.transform(Number));
+  const inBounds = z.number().check(z.gte(bounds.min, `must be at least ${bounds.min}`), z.lte(bounds.max, `must be at most ${bounds.max}`));
+  return z.pipe(
+    z.optional(z.pipe(digits, inBounds)),
+    z.transform((value: number | undefined) => value ?? bounds.default),
+  );
+}
+
+/* @__NO_SIDE_EFFECTS__ */
+function boundedText(maxLength: number, description: string) {
+  return z.optional(z.string().check(z.maxLength(maxLength, `at most ${maxLength} characters`))).check(z.describe(description));
+}
 
 /** The query parameters every paged list accepts (SPEC.md "Endpoints"). */
 export const pageQuerySchema = z.object({
-  page: boundedInt(limits.page).describe(`Page number, ${limits.page.min} to ${limits.page.max}.`),
-  pageSize: boundedInt(limits.pageSize).describe(`Items per page, ${limits.pageSize.min} to ${limits.pageSize.max}, default ${limits.pageSize.default}.`),
-  filter: z.string().max(limits.filterLength, `at most ${limits.filterLength} characters`).optional().describe('Filter expression (Gridify syntax); blank is none.'),
-  orderBy: z.string().max(limits.orderByLength, `at most ${limits.orderByLength} characters`).optional().describe('Sort expression (Gridify syntax); blank is the default order.'),
-  after: z
-    .string()
-    .max(limits.cursorLength, `at most ${limits.cursorLength} characters`)
-    .optional()
-    .describe(
-      "The nextCursor of the page before: the rows strictly after it, in the same order, whatever was indexed meanwhile. Only with the same filter and orderBy, and page 1; blank is none.",
-    ),
+  page: boundedInt(limits.page).check(z.describe(`Page number, ${limits.page.min} to ${limits.page.max}.`)),
+  pageSize: boundedInt(limits.pageSize).check(
+    z.describe(`Items per page, ${limits.pageSize.min} to ${limits.pageSize.max}, default ${limits.pageSize.default}.`),
+  ),
+  filter: boundedText(limits.filterLength, 'Filter expression (Gridify syntax); blank is none.'),
+  orderBy: boundedText(limits.orderByLength, 'Sort expression (Gridify syntax); blank is the default order.'),
+  after: boundedText(
+    limits.cursorLength,
+    "The nextCursor of the page before: the rows strictly after it, in the same order, whatever was indexed meanwhile. Only with the same filter and orderBy, and page 1; blank is none.",
+  ),
   // Shared caches key a page by its whole URL and answer from it whatever the request's Cache-Control says.
-  v: z
-    .string()
-    .max(limits.versionLength, `at most ${limits.versionLength} characters`)
-    .optional()
-    .describe(
-      "Ignored by the server. A version the client has seen (the last marketChanged's maxBlock, a fulfilled forge request's id) makes the URL one that no shared cache answered before that change, so a reload after an event is never served an older cached page.",
-    ),
+  v: boundedText(
+    limits.versionLength,
+    "Ignored by the server. A version the client has seen (the last marketChanged's maxBlock, a fulfilled forge request's id) makes the URL one that no shared cache answered before that change, so a reload after an event is never served an older cached page.",
+  ),
 });
 
 export type PageQuery = z.output<typeof pageQuerySchema>;

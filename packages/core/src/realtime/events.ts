@@ -1,24 +1,27 @@
-import * as z from 'zod';
 import { bigIntString } from '../indexer/wire';
 import { messages, parseRecord, splitRecords } from './protocol';
+import * as z from '../schema';
 
 /** The two server-to-client events of SPEC.md "Events". */
 export const marketChangedSchema = z.object({
-  count: z.number().int().describe('Active listings.'),
-  maxBlock: bigIntString.describe(
-    'Highest updated_at_block over all listings, whatever their status ("0" when there are none). A chain reorganisation can lower it: order events by version.',
+  count: z.int().check(z.describe('Active listings.')),
+  maxBlock: bigIntString.check(
+    z.describe(
+      'Highest updated_at_block over all listings, whatever their status ("0" when there are none). A chain reorganisation can lower it: order events by version.',
+    ),
   ),
   version: z
-    .number()
     .int()
-    .positive()
-    .describe('Grows with every marketChanged the service sends, across listener restarts and takeovers: the event with the highest version is the newest.'),
+    .check(
+      z.positive(),
+      z.describe('Grows with every marketChanged the service sends, across listener restarts and takeovers: the event with the highest version is the newest.'),
+    ),
 });
 
 export const forgeFulfilledSchema = z.object({
   requestId: bigIntString,
-  tokenId: bigIntString.optional(),
-  editionId: bigIntString.optional(),
+  tokenId: z.optional(bigIntString),
+  editionId: z.optional(bigIntString),
 });
 
 export type MarketChanged = z.infer<typeof marketChangedSchema>;

@@ -1,5 +1,5 @@
-import * as z from 'zod';
 import { limits } from '../limits';
+import * as z from '../schema';
 import type { Logger } from '../logger';
 import type { ConnectionStore } from './connections';
 import type { HubConnections } from './management';
@@ -90,8 +90,8 @@ export async function post(recipients: AsyncIterable<string[]>, frame: string | 
 
 /** What one shard invocation is handed (the fan-out function's event): the encoded frame and the shard to post it to. */
 export const shardJobSchema = z.object({
-  shard: z.number().int().min(0).max(limits.hub.connectionShards - 1),
-  frame: z.string().min(1).max(limits.hub.managementPayloadBytes),
+  shard: z.int().check(z.gte(0), z.lte(limits.hub.connectionShards - 1)),
+  frame: z.string().check(z.minLength(1), z.maxLength(limits.hub.managementPayloadBytes)),
 });
 
 export type ShardJob = z.infer<typeof shardJobSchema>;

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import * as z from 'zod';
+import * as z from '../schema';
 
 /**
  * The SignalR JSON hub protocol, version 1, as far as the hub speaks it
@@ -28,12 +28,12 @@ export function splitRecords(text: string): string[] | undefined {
   return text.slice(0, -recordSeparator.length).split(recordSeparator);
 }
 
-const handshakeSchema = z.object({ protocol: z.string(), version: z.number().int() });
+const handshakeSchema = z.object({ protocol: z.string(), version: z.int() });
 
 const invocationSchema = z.object({
   type: z.union([z.literal(messageType.invocation), z.literal(messageType.streamInvocation)]),
-  invocationId: z.string().min(1).optional(),
-  target: z.string().min(1),
+  invocationId: z.optional(z.string().check(z.minLength(1))),
+  target: z.string().check(z.minLength(1)),
   arguments: z.array(z.unknown()),
 });
 
@@ -98,17 +98,14 @@ const newToken = () => randomBytes(16).toString('base64url');
 
 export const negotiateQuerySchema = z.object({
   negotiateVersion: z
-    .string()
-    .regex(/^[0-9]{1,3}$/, 'must be a whole number')
-    .transform(Number)
-    .optional()
-    .describe('Negotiation protocol version the client speaks (the SignalR client sends 1).'),
+    .optional(z.pipe(z.string().check(z.regex(/^[0-9]{1,3}$/, 'must be a whole number')), z.transform(Number)))
+    .check(z.describe('Negotiation protocol version the client speaks (the SignalR client sends 1).')),
 });
 
 export const negotiateResponseSchema = z.object({
-  negotiateVersion: z.number().int(),
+  negotiateVersion: z.int(),
   connectionId: z.string(),
-  connectionToken: z.string().optional(),
+  connectionToken: z.optional(z.string()),
   availableTransports: z.array(z.object({ transport: z.literal('WebSockets'), transferFormats: z.array(z.literal('Text')) })),
 });
 

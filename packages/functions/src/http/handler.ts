@@ -1,5 +1,5 @@
 import middy from '@middy/core';
-import type * as z from 'zod';
+import type * as z from '@hatchery/core/schema';
 import { allowedOriginOnly } from '../middleware/allowed-origin';
 import { limitBodySize } from '../middleware/body-size';
 import { cors } from '../middleware/cors';
@@ -17,7 +17,7 @@ import type { HttpContext, HttpEvent, HttpMiddleware, HttpResult } from '../midd
 import { validateInput } from '../middleware/validate-input';
 import type { HttpRoute } from '../routes';
 
-type Parsed<S> = S extends z.ZodType ? z.output<S> : undefined;
+type Parsed<S> = S extends z.ZodMiniType ? z.output<S> : undefined;
 type Request<R extends HttpRoute> = R['request'] extends infer I ? (I extends object ? I : {}) : {};
 
 export interface RouteInput<R extends HttpRoute> {

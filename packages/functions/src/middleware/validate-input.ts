@@ -1,14 +1,14 @@
-import * as z from 'zod';
 import { AppError, type FieldErrors } from '@hatchery/core/errors';
+import type * as z from '@hatchery/core/schema';
 import type { HttpMiddleware } from './types';
 
 export interface InputSchemas {
-  query?: z.ZodType;
-  params?: z.ZodType;
-  body?: z.ZodType;
+  query?: z.ZodMiniType;
+  params?: z.ZodMiniType;
+  body?: z.ZodMiniType;
 }
 
-function fieldErrors(error: z.ZodError): FieldErrors {
+function fieldErrors(error: z.core.$ZodError): FieldErrors {
   const fields: FieldErrors = {};
   for (const issue of error.issues) {
     const field = issue.path.length ? issue.path.join('.') : 'body';
@@ -27,7 +27,7 @@ function parseJsonBody(raw: string | undefined, isBase64Encoded: boolean | undef
   }
 }
 
-function parse(schema: z.ZodType | undefined, value: unknown): unknown {
+function parse(schema: z.ZodMiniType | undefined, value: unknown): unknown {
   if (!schema) return undefined;
   const result = schema.safeParse(value);
   if (!result.success) {
