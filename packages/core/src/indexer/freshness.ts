@@ -59,12 +59,7 @@ export async function readFreshness(client: Queryable, now: number = Date.now())
   }
 }
 
-/**
- * `X-Indexed-Block`: the block each chain's data was indexed up to, as
- * `<chainId>=<block>` pairs. A front end that sent a transaction at block N
- * on chain C knows a page includes it once C's block is at least N.
- */
-export const indexedBlockHeader = 'x-indexed-block';
+export { indexedBlockHeader } from './names';
 
 export function indexedBlockValue(freshness: Freshness): string | undefined {
   if (freshness === 'unknown') return undefined;

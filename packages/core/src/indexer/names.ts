@@ -19,3 +19,11 @@ export const indexerTable = (table: string) => `"${indexerSchema()}".${table}`;
 
 /** The channel the indexer NOTIFYs on after each block it indexes live, as Ponder names it. */
 export const notificationChannel = () => `${indexerSchema()}_live_query`;
+
+/**
+ * `X-Indexed-Block`: the block each chain's data was indexed up to, as
+ * `<chainId>=<block>` pairs. A front end that sent a transaction at block N
+ * on chain C knows a page includes it once C's block is at least N. Named
+ * here, not in freshness.ts, so that CORS exposes it without a database client.
+ */
+export const indexedBlockHeader = 'x-indexed-block';

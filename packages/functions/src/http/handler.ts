@@ -4,7 +4,6 @@ import { allowedOriginOnly } from '../middleware/allowed-origin';
 import { limitBodySize } from '../middleware/body-size';
 import { cors } from '../middleware/cors';
 import { httpCaching } from '../middleware/http-caching';
-import { indexedBlock } from '../middleware/indexed-block';
 import { requireJsonContentType } from '../middleware/json-content-type';
 import { jsonResponse } from '../middleware/json-response';
 import { publishMetrics, requestMetrics } from '../middleware/metrics';
@@ -34,11 +33,17 @@ export interface RouteInput<R extends HttpRoute> {
 export function httpHandler<R extends HttpRoute, T>(
   route: R,
   run: (input: RouteInput<R>, context: HttpContext, event: HttpEvent) => Promise<T>,
-  /** Authentication and provisioning, for routes whose auth is 'jwt' (see protected-handler.ts). */
-  authMiddlewares: HttpMiddleware[] = [],
+  /**
+   * Authentication and provisioning, for routes whose auth is 'jwt' (see protected-handler.ts); the index's
+   * position, for lists (see list-handler.ts). Passed in, so that a bundle carries only what its route runs.
+   */
+  { auth = [], indexedBlock }: { auth?: HttpMiddleware[]; indexedBlock?: HttpMiddleware } = {},
 ) {
-  if ((route.auth === 'jwt') !== authMiddlewares.length > 0) {
+  if ((route.auth === 'jwt') !== auth.length > 0) {
     throw new Error(`${route.method} ${route.path}: auth '${route.auth}' needs matching middlewares`);
+  }
+  if (Boolean(route.list) !== Boolean(indexedBlock)) {
+    throw new Error(`${route.method} ${route.path}: a list, and only a list, reports the indexed block`);
   }
   const chain = middy<HttpEvent, HttpResult, Error, HttpContext>()
     .use(traceInvocation<HttpEvent, HttpResult, HttpContext>())
@@ -51,13 +56,13 @@ export function httpHandler<R extends HttpRoute, T>(
   // Registered before jsonResponse so that its `after` sees the serialized body (Middy runs `after`s in reverse).
   chain.use(httpCaching(route));
   // Also before jsonResponse, for the same reason; its read of the index's position is cached, so it costs a refused request nothing.
-  if (route.list) chain.use(indexedBlock());
+  if (indexedBlock) chain.use(indexedBlock);
   if ((route.produces ?? 'application/json') === 'application/json') chain.use(jsonResponse());
   chain.use(routerOnly());
   if (route.refusesOtherOrigins) chain.use(allowedOriginOnly());
   chain.use(limitBodySize());
   if (route.request?.body) chain.use(requireJsonContentType());
-  chain.use(authMiddlewares);
+  chain.use(auth);
   chain.use(validateInput(route.request ?? {}));
   return chain.handler(async (event, context) => (await run(context.input as RouteInput<R>, context, event)) as unknown as HttpResult);
 }

@@ -1,5 +1,5 @@
 import { listAccountForgeRequests } from '@hatchery/core/indexer/forge-requests';
 import * as routes from '../routes/indexed';
-import { httpHandler } from './handler';
+import { listHandler } from './list-handler';
 
-export const handler = httpHandler(routes.listAccountForgeRequests, ({ params, query }) => listAccountForgeRequests(params.address, query));
+export const handler = listHandler(routes.listAccountForgeRequests, ({ params, query }) => listAccountForgeRequests(params.address, query));

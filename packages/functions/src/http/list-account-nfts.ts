@@ -1,5 +1,5 @@
 import { listAccountNfts } from '@hatchery/core/indexer/nfts';
 import * as routes from '../routes/indexed';
-import { httpHandler } from './handler';
+import { listHandler } from './list-handler';
 
-export const handler = httpHandler(routes.listAccountNfts, ({ params, query }) => listAccountNfts(params.address, query));
+export const handler = listHandler(routes.listAccountNfts, ({ params, query }) => listAccountNfts(params.address, query));

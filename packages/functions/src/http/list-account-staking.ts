@@ -1,5 +1,5 @@
 import { listAccountStaking } from '@hatchery/core/indexer/staking';
 import * as routes from '../routes/indexed';
-import { httpHandler } from './handler';
+import { listHandler } from './list-handler';
 
-export const handler = httpHandler(routes.listAccountStaking, ({ params, query }) => listAccountStaking(params.address, query));
+export const handler = listHandler(routes.listAccountStaking, ({ params, query }) => listAccountStaking(params.address, query));

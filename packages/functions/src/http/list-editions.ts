@@ -1,5 +1,5 @@
 import { listEditions } from '@hatchery/core/indexer/editions';
 import * as routes from '../routes/foundation';
-import { httpHandler } from './handler';
+import { listHandler } from './list-handler';
 
-export const handler = httpHandler(routes.listEditions, ({ query }) => listEditions(query));
+export const handler = listHandler(routes.listEditions, ({ query }) => listEditions(query));

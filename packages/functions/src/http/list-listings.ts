@@ -1,5 +1,5 @@
 import { listListings } from '@hatchery/core/indexer/listings';
 import * as routes from '../routes/indexed';
-import { httpHandler } from './handler';
+import { listHandler } from './list-handler';
 
-export const handler = httpHandler(routes.listListings, ({ query }) => listListings(query));
+export const handler = listHandler(routes.listListings, ({ query }) => listListings(query));

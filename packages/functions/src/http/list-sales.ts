@@ -1,5 +1,5 @@
 import { listSales } from '@hatchery/core/indexer/sales';
 import * as routes from '../routes/indexed';
-import { httpHandler } from './handler';
+import { listHandler } from './list-handler';
 
-export const handler = httpHandler(routes.listSales, ({ query }) => listSales(query));
+export const handler = listHandler(routes.listSales, ({ query }) => listSales(query));

@@ -18,9 +18,7 @@ export function protectedHandler<R extends HttpRoute & { auth: 'jwt' }, T>(
   run: (input: RouteInput<R>, caller: Identity, context: HttpContext) => Promise<T>,
   options: { rateLimit?: () => RateLimitRule } = {},
 ) {
-  return httpHandler(route, (input, context) => run(input, callerOf(context), context), [
-    authenticate(),
-    provisionAccount(),
-    ...(options.rateLimit ? [rateLimit(options.rateLimit)] : []),
-  ]);
+  return httpHandler(route, (input, context) => run(input, callerOf(context), context), {
+    auth: [authenticate(), provisionAccount(), ...(options.rateLimit ? [rateLimit(options.rateLimit)] : [])],
+  });
 }

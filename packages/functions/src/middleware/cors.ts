@@ -1,5 +1,5 @@
 import { corsPolicy, isOriginAllowed } from '@hatchery/core/cors';
-import { indexedBlockHeader } from '@hatchery/core/indexer/freshness';
+import { indexedBlockHeader } from '@hatchery/core/indexer/names';
 import type { HttpEvent, HttpMiddleware } from './types';
 
 /** CORS headers for an allowed origin; none at all for any other (DESIGN.md "Authentication"). */
