@@ -39,15 +39,29 @@ describe('X-Ray subsegments', () => {
     await tracing.traced('DynamoDB', async () => 'ok', { namespace: 'aws', aws: { operation: 'GetItem' } });
     await expect(tracing.traced('postgres query', () => Promise.reject(Object.assign(new Error('boom'), { name: 'QueryError' })))).rejects.toThrow('boom');
     invocation.end();
-    const [aws, failed, handler] = await received(3);
+    const [handler] = await received(1);
+    const [aws, failed] = handler!.subsegments as Record<string, unknown>[];
     expect(handler).toMatchObject({ type: 'subsegment', name: '## index.handler', parent_id: '53995c3f42cd8ad8', trace_id: '1-6759e988-bd862e3fe1be46a994272793', annotations: { ColdStart: true, Service: 'hatchery' } });
-    expect(aws).toMatchObject({ type: 'subsegment', name: 'DynamoDB', parent_id: handler!.id, namespace: 'aws', aws: { operation: 'GetItem' } });
+    expect(aws).toMatchObject({ name: 'DynamoDB', namespace: 'aws', aws: { operation: 'GetItem' } });
     expect(aws).not.toHaveProperty('fault');
-    expect(failed).toMatchObject({ name: 'postgres query', parent_id: handler!.id, namespace: 'remote', fault: true, cause: { exceptions: [{ message: 'boom', type: 'QueryError' }] } });
+    expect(failed).toMatchObject({ name: 'postgres query', namespace: 'remote', fault: true, cause: { exceptions: [{ message: 'boom', type: 'QueryError' }] } });
     for (const document of [aws, failed, handler]) {
       expect(document!.id).toMatch(/^[0-9a-f]{16}$/);
       expect(document!.end_time as number).toBeGreaterThanOrEqual(document!.start_time as number);
     }
+  });
+
+  it('sends the calls beyond the first ones in documents of their own, naming the handler subsegment as their parent', async () => {
+    vi.stubEnv('_X_AMZN_TRACE_ID', 'Root=1-6759e988-bd862e3fe1be46a994272796;Parent=53995c3f42cd8ad8;Sampled=1');
+    const invocation = tracing.startInvocationTrace();
+    for (let i = 0; i < tracing.embeddedSubsegments + 3; i++) await tracing.traced('ApiGatewayManagementApi', async () => i, { namespace: 'aws', aws: { operation: 'PostToConnection' } });
+    invocation.end();
+    const documents = await received(4);
+    const handler = documents.find((document) => document.name === '## index.handler')!;
+    expect(handler.subsegments).toHaveLength(tracing.embeddedSubsegments);
+    const apart = documents.filter((document) => document !== handler);
+    expect(apart.map((document) => [document.type, document.parent_id, document.trace_id])).toEqual(Array(3).fill(['subsegment', handler.id, handler.trace_id]));
+    expect(JSON.stringify(handler).length).toBeLessThan(64 * 1024);
   });
 
   it('sends nothing for a request X-Ray did not sample, and no ColdStart after the first invocation', async () => {

@@ -1,6 +1,5 @@
 import { randomBytes } from 'node:crypto';
 import { createSocket, type Socket } from 'node:dgram';
-import { getXrayTraceDataFromEnv } from '@aws-lambda-powertools/commons/utils/env';
 import { invocationScoped } from './invocation';
 import { metricsService } from './metrics';
 
@@ -15,7 +14,10 @@ import { metricsService } from './metrics';
  * database round trip and AWS call. They are sent as independent subsegment
  * documents over UDP to the daemon Lambda runs, which is all the X-Ray SDK did
  * for us; the SDK and its dependencies were 120 KB of every function's bundle
- * (issue 21).
+ * (issue 21). The handler's document carries its first calls inside it, so an
+ * invocation costs one datagram; calls beyond those go in documents of their
+ * own, naming their parent, so a fan-out's thousands of posts never make one
+ * document larger than a datagram.
  */
 export const tracingEnabled = Boolean(process.env.AWS_LAMBDA_FUNCTION_NAME) && process.env.POWERTOOLS_TRACE_ENABLED?.toLowerCase() !== 'false';
 
@@ -25,12 +27,9 @@ export interface TraceDetails {
   aws?: { operation: string } & Record<string, unknown>;
 }
 
-/** An X-Ray subsegment document, as the daemon takes it (https://docs.aws.amazon.com/xray/latest/devguide/xray-api-segmentdocuments.html). */
-export interface SubsegmentDocument {
-  type: 'subsegment';
+/** A subsegment as X-Ray records it (https://docs.aws.amazon.com/xray/latest/devguide/xray-api-segmentdocuments.html). */
+export interface Subsegment {
   id: string;
-  trace_id: string;
-  parent_id: string;
   name: string;
   start_time: number;
   end_time: number;
@@ -39,13 +38,25 @@ export interface SubsegmentDocument {
   annotations?: Record<string, string | number | boolean>;
   fault?: true;
   cause?: { exceptions: { id: string; message: string; type: string }[] };
+  subsegments?: Subsegment[];
 }
 
-/** The open subsegment of the running invocation that the next subsegments nest in. */
+/** A subsegment sent on its own: it names its trace and its parent. */
+export interface SubsegmentDocument extends Subsegment {
+  type: 'subsegment';
+  trace_id: string;
+  parent_id: string;
+}
+
+/** The open subsegment of the running invocation that the next subsegments nest in, and the calls it holds so far. */
 interface Parent {
   traceId: string;
   id: string;
+  children: Subsegment[];
 }
+
+/** How many calls a handler's document carries inside it; the X-Ray SDK streams beyond 100, and a datagram holds 64 KB. */
+export const embeddedSubsegments = 50;
 
 const current = invocationScoped<{ parent?: Parent }>('hatchery.traceParent', () => ({}));
 
@@ -73,6 +84,12 @@ function faultOf(error: unknown): Pick<SubsegmentDocument, 'fault' | 'cause'> {
   return { fault: true, cause: { exceptions: [{ id: newId(), message, type: name }] } };
 }
 
+/** The invocation's trace header (Root, Parent, Sampled): from Lambda's invoke store when invocations run concurrently, else from the variable Lambda sets per invocation. */
+function traceHeader(): Record<string, string> {
+  const header = (globalThis as { awslambda?: { InvokeStore?: { getXRayTraceId(): string | undefined } } }).awslambda?.InvokeStore?.getXRayTraceId() ?? process.env._X_AMZN_TRACE_ID ?? '';
+  return Object.fromEntries(header.split(';').map((field) => field.split('=', 2)));
+}
+
 let coldStart = true;
 
 /**
@@ -83,14 +100,11 @@ let coldStart = true;
 export function startInvocationTrace(): { end(error?: unknown): void } {
   const wasCold = coldStart;
   coldStart = false;
-  const trace = tracingEnabled ? getXrayTraceDataFromEnv() : undefined;
-  if (!trace?.Root || !trace.Parent || trace.Sampled !== '1') {
-    current.reset();
-    return { end: () => undefined };
-  }
-  const started = Date.now();
-  const subsegment = { traceId: trace.Root, id: newId() };
   current.reset();
+  const trace = tracingEnabled ? traceHeader() : {};
+  if (!trace.Root || !trace.Parent || trace.Sampled !== '1') return { end: () => undefined };
+  const started = Date.now();
+  const subsegment: Parent = { traceId: trace.Root, id: newId(), children: [] };
   current.get().parent = subsegment;
   return {
     end: (error) => {
@@ -105,6 +119,7 @@ export function startInvocationTrace(): { end(error?: unknown): void } {
         end_time: seconds(Date.now()),
         annotations: { ColdStart: wasCold, Service: metricsService },
         ...(error !== undefined && faultOf(error)),
+        ...(subsegment.children.length > 0 && { subsegments: subsegment.children }),
       });
     },
   };
@@ -115,24 +130,25 @@ export async function traced<T>(name: string, work: () => Promise<T>, details: T
   const parent = tracingEnabled ? current.get().parent : undefined;
   if (!parent) return work();
   const started = Date.now();
-  const document = (extra: Partial<SubsegmentDocument> = {}): SubsegmentDocument => ({
-    type: 'subsegment',
-    id: newId(),
-    trace_id: parent.traceId,
-    parent_id: parent.id,
-    name,
-    start_time: seconds(started),
-    end_time: seconds(Date.now()),
-    namespace: details.namespace ?? 'remote',
-    ...(details.aws && { aws: details.aws }),
-    ...extra,
-  });
+  const record = (extra: Partial<Subsegment> = {}) => {
+    const subsegment: Subsegment = {
+      id: newId(),
+      name,
+      start_time: seconds(started),
+      end_time: seconds(Date.now()),
+      namespace: details.namespace ?? 'remote',
+      ...(details.aws && { aws: details.aws }),
+      ...extra,
+    };
+    if (parent.children.length < embeddedSubsegments) parent.children.push(subsegment);
+    else send({ ...subsegment, type: 'subsegment', trace_id: parent.traceId, parent_id: parent.id });
+  };
   try {
     const result = await work();
-    send(document());
+    record();
     return result;
   } catch (error) {
-    send(document(faultOf(error)));
+    record(faultOf(error));
     throw error;
   }
 }
