@@ -1,57 +1,58 @@
-import { Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
-import type { EmfOutput } from '@aws-lambda-powertools/metrics/types';
 import { configSchema } from './config';
+import { metricsDisabled, noMetrics, serialize, store, type EmfOutput, type MetricUnit, type StoredMetrics } from './emf';
 import { invocationScoped } from './invocation';
 import { writeLine } from './stdout';
 
 /**
  * Every metric the service emits, in CloudWatch's embedded metric format
- * (Powertools Metrics), under the namespace METRICS_NAMESPACE with the
+ * (emf.ts), under the namespace METRICS_NAMESPACE with the
  * dimension `service`. docs/operating.md, the alarms in infra/ and
  * the local /metrics all name these. Dimensions stay few and bounded: a route
  * of the route table, a link-failure reason, an event kind.
  */
 export const metricCatalog = {
   // HTTP, one EMF document per request, with the dimension sets [service, route] and [service].
-  Requests: { unit: MetricUnit.Count, help: 'HTTP requests answered (1 per request).' },
-  Latency: { unit: MetricUnit.Milliseconds, help: 'From the first middleware to the response.' },
-  Responses4xx: { unit: MetricUnit.Count, help: '1 when the answer was a 4xx, else 0: the average is the 4xx rate.' },
-  Responses5xx: { unit: MetricUnit.Count, help: '1 when the answer was a 5xx, else 0: the average is the 5xx rate.' },
-  Responses503: { unit: MetricUnit.Count, help: '1 when the answer was 503 (database or a dependency unavailable), else 0.' },
-  DatabaseTime: { unit: MetricUnit.Milliseconds, help: 'Time in database statements and transactions during the request, summed (concurrent ones add up).' },
-  DatabaseRetries: { unit: MetricUnit.Count, help: 'Transient database failures retried during the request.' },
+  Requests: { unit: 'Count', help: 'HTTP requests answered (1 per request).' },
+  Latency: { unit: 'Milliseconds', help: 'From the first middleware to the response.' },
+  Responses4xx: { unit: 'Count', help: '1 when the answer was a 4xx, else 0: the average is the 4xx rate.' },
+  Responses5xx: { unit: 'Count', help: '1 when the answer was a 5xx, else 0: the average is the 5xx rate.' },
+  Responses503: { unit: 'Count', help: '1 when the answer was 503 (database or a dependency unavailable), else 0.' },
+  DatabaseTime: { unit: 'Milliseconds', help: 'Time in database statements and transactions during the request, summed (concurrent ones add up).' },
+  DatabaseRetries: { unit: 'Count', help: 'Transient database failures retried during the request.' },
   // Accounts, published with the request's document.
-  AccountsProvisioned: { unit: MetricUnit.Count, help: 'Accounts created by provisioning.' },
-  ProvisioningConflicts: { unit: MetricUnit.Count, help: 'Provisioning refused with 409: the email belongs to another account.' },
-  ChallengesIssued: { unit: MetricUnit.Count, help: 'New wallet-link challenges (a live one returned again is not counted).' },
-  WalletsLinked: { unit: MetricUnit.Count, help: 'Wallets linked.' },
-  WalletLinkFailures: { unit: MetricUnit.Count, help: 'Wallet links refused, by the dimension reason.' },
-  RateLimited: { unit: MetricUnit.Count, help: 'Requests refused with 429 by the per-account limit.' },
+  AccountsProvisioned: { unit: 'Count', help: 'Accounts created by provisioning.' },
+  ProvisioningConflicts: { unit: 'Count', help: 'Provisioning refused with 409: the email belongs to another account.' },
+  ChallengesIssued: { unit: 'Count', help: 'New wallet-link challenges (a live one returned again is not counted).' },
+  WalletsLinked: { unit: 'Count', help: 'Wallets linked.' },
+  WalletLinkFailures: { unit: 'Count', help: 'Wallet links refused, by the dimension reason.' },
+  RateLimited: { unit: 'Count', help: 'Requests refused with 429 by the per-account limit.' },
   // Hub, one document per WebSocket event.
-  HubConnects: { unit: MetricUnit.Count, help: 'Hub connections accepted.' },
-  HubConnectsRefused: { unit: MetricUnit.Count, help: 'Hub connections refused (an origin not allowed, a bad connection token).' },
-  HubDisconnects: { unit: MetricUnit.Count, help: 'Hub connections closed.' },
-  HubMessages: { unit: MetricUnit.Count, help: 'Hub messages received.' },
-  HubSubscriptions: { unit: MetricUnit.Count, help: 'Successful Subscribe invocations.' },
+  HubConnects: { unit: 'Count', help: 'Hub connections accepted.' },
+  HubConnectsRefused: { unit: 'Count', help: 'Hub connections refused (an origin not allowed, a bad connection token).' },
+  HubDisconnects: { unit: 'Count', help: 'Hub connections closed.' },
+  HubMessages: { unit: 'Count', help: 'Hub messages received.' },
+  HubSubscriptions: { unit: 'Count', help: 'Successful Subscribe invocations.' },
   // Listener, one document per read and one per event (dimension kind).
-  ListenerNotifications: { unit: MetricUnit.Count, help: "NOTIFYs on the indexer's channel (<schema>_live_query) that called for a read, answered by the read." },
-  ListenerReads: { unit: MetricUnit.Count, help: 'Reads, of the forge requests or of the listings, each counted: what a notification names, or both on the poll.' },
-  ListenerReadTime: { unit: MetricUnit.Milliseconds, help: 'One read, its fan-outs included.' },
-  ListenerHeartbeat: { unit: MetricUnit.Count, help: '1 per read completed by the leading listener: missing means no one is detecting events.' },
-  ListenerLag: { unit: MetricUnit.Milliseconds, help: 'From the first notification a read answers to the end of that read (its fulfilments posted, or its marketChanged handed to the broadcast).' },
+  ListenerNotifications: { unit: 'Count', help: "NOTIFYs on the indexer's channel (<schema>_live_query) that called for a read, answered by the read." },
+  ListenerReads: { unit: 'Count', help: 'Reads, of the forge requests or of the listings, each counted: what a notification names, or both on the poll.' },
+  ListenerReadTime: { unit: 'Milliseconds', help: 'One read, its fan-outs included.' },
+  ListenerHeartbeat: { unit: 'Count', help: '1 per read completed by the leading listener: missing means no one is detecting events.' },
+  ListenerLag: { unit: 'Milliseconds', help: 'From the first notification a read answers to the end of that read (its fulfilments posted, or its marketChanged handed to the broadcast).' },
   IndexerLag: {
-    unit: MetricUnit.Seconds,
+    unit: 'Seconds',
     help: "From the time of the last block the indexer indexed to now, the largest over its chains (Ponder's checkpoint), read by the leading listener every poll; absent when unknown.",
   },
-  ListenerEvents: { unit: MetricUnit.Count, help: 'Events detected, by the dimension kind.' },
-  ListenerFanOutTime: { unit: MetricUnit.Milliseconds, help: 'Posting one event to its audience, by the dimension kind.' },
-  ListenerPostsSent: { unit: MetricUnit.Count, help: 'PostToConnection calls that delivered, by the dimension kind.' },
-  ListenerGoneConnections: { unit: MetricUnit.Count, help: 'Connections the management API reported gone (410), removed, by the dimension kind.' },
-  ListenerFailedPosts: { unit: MetricUnit.Count, help: 'Posts that failed otherwise (throttled, store error), by the dimension kind.' },
+  ListenerEvents: { unit: 'Count', help: 'Events detected, by the dimension kind.' },
+  ListenerFanOutTime: { unit: 'Milliseconds', help: 'Posting one event to its audience, by the dimension kind.' },
+  ListenerPostsSent: { unit: 'Count', help: 'PostToConnection calls that delivered, by the dimension kind.' },
+  ListenerGoneConnections: { unit: 'Count', help: 'Connections the management API reported gone (410), removed, by the dimension kind.' },
+  ListenerFailedPosts: { unit: 'Count', help: 'Posts that failed otherwise (throttled, store error), by the dimension kind.' },
   // The fan-out function, one document per shard invocation (dimension kind); its posts count in the three listener metrics above.
-  FanOutShardTime: { unit: MetricUnit.Milliseconds, help: 'One shard invocation of the fan-out function: its read and its posts, by the dimension kind.' },
-  FanOutSkippedPosts: { unit: MetricUnit.Count, help: 'Posts a shard invocation never attempted because its deadline came first, by the dimension kind.' },
-} as const;
+  FanOutShardTime: { unit: 'Milliseconds', help: 'One shard invocation of the fan-out function: its read and its posts, by the dimension kind.' },
+  FanOutSkippedPosts: { unit: 'Count', help: 'Posts a shard invocation never attempted because its deadline came first, by the dimension kind.' },
+} as const satisfies Record<string, { unit: MetricUnit; help: string }>;
+
+export type { EmfOutput };
 
 export type MetricName = keyof typeof metricCatalog;
 
@@ -89,40 +90,82 @@ export function setEmfSink(next: EmfSink | undefined): void {
 }
 
 /**
- * Powertools Metrics, publishing through the sink. Its own publishing writes
- * through a Node Console on process.stdout, which took a quarter of a warm
- * call's CPU in a profile; the document is the same.
+ * The metrics of one document or of one invocation at a time, published through
+ * the sink. The service's default dimension is `service`.
  */
-class ServiceMetrics extends Metrics {
-  override publishStoredMetrics(): this {
+export class Metrics {
+  readonly #namespace: string;
+  readonly #stored: { get(): StoredMetrics; reset(): void };
+  readonly #disabled = metricsDisabled();
+  /** Lambda's on-demand instances only: a provisioned instance's first call is not a cold start, and outside Lambda there are none. */
+  #coldStart = process.env.AWS_LAMBDA_INITIALIZATION_TYPE?.trim() === 'on-demand';
+
+  constructor(namespace: string, stored: { get(): StoredMetrics; reset(): void } = unscoped()) {
+    this.#namespace = namespace;
+    this.#stored = stored;
+  }
+
+  addMetric(name: string, unit: MetricUnit, value: number): this {
+    store(this.#stored.get(), name, unit, value);
+    return this;
+  }
+
+  addDimension(name: string, value: string): this {
+    this.#stored.get().dimensions[name] = value;
+    return this;
+  }
+
+  /** A dimension set of its own: the metrics are published under each set added, and under `service` alone for `{}`. */
+  addDimensions(dimensions: Record<string, string>): this {
+    this.#stored.get().dimensionSets.push(dimensions);
+    return this;
+  }
+
+  serializeMetrics(): EmfOutput {
+    return serialize(this.#namespace, { service: metricsService }, this.#stored.get());
+  }
+
+  /** Hands the document to the sink, if anything was added, and starts the next one. */
+  publishStoredMetrics(): this {
     try {
-      if (!this.isDisabled() && this.hasStoredMetrics()) sink(this.serializeMetrics());
+      if (!this.#disabled && this.#stored.get().values.size > 0) sink(this.serializeMetrics());
     } finally {
-      this.clearMetrics();
-      this.clearDimensions();
-      this.clearMetadata();
+      this.#stored.reset();
     }
     return this;
   }
+
+  /** On an on-demand instance's first call only: a document of its own with ColdStart 1, under `service` and the function's name. */
+  captureColdStartMetric(functionName?: string): void {
+    if (!this.#coldStart) return;
+    this.#coldStart = false;
+    const single = new Metrics(this.#namespace);
+    if (functionName?.trim()) single.addDimension('function_name', functionName.trim());
+    single.addMetric('ColdStart', 'Count', 1).publishStoredMetrics();
+  }
 }
 
-/** A Powertools Metrics instance of the service's namespace (read on its own, so metrics never depend on a valid configuration). */
+function unscoped(): { get(): StoredMetrics; reset(): void } {
+  let stored = noMetrics();
+  return { get: () => stored, reset: () => (stored = noMetrics()) };
+}
+
+const namespace = () => configSchema.shape.METRICS_NAMESPACE.parse(process.env.METRICS_NAMESPACE);
+
+/** An instance of the service's namespace for documents published at once (read on its own, so metrics never depend on a valid configuration). */
 export function createMetrics(): Metrics {
-  return new ServiceMetrics({
-    namespace: configSchema.shape.METRICS_NAMESPACE.parse(process.env.METRICS_NAMESPACE),
-    serviceName: metricsService,
-  });
+  return new Metrics(namespace());
 }
 
 let shared: Metrics | undefined;
 
 /**
  * The process's instance. Its stored metrics are scoped to the invocation
- * (Powertools keeps them in Lambda's invoke store when invocations run
- * concurrently), so a Middy middleware publishes what one request added.
+ * (kept in Lambda's invoke store when invocations run concurrently, see
+ * invocation.ts), so a Middy middleware publishes what one request added.
  */
 export function metrics(): Metrics {
-  shared ??= createMetrics();
+  shared ??= new Metrics(namespace(), invocationScoped('hatchery.metrics', noMetrics));
   return shared;
 }
 

@@ -1,5 +1,4 @@
-import type { Metrics } from '@aws-lambda-powertools/metrics';
-import { createMetrics, listenerDocuments, metricCatalog, publishWith, type ListenerEventKind } from '@hatchery/core/metrics';
+import { createMetrics, listenerDocuments, metricCatalog, publishWith, type ListenerEventKind, type Metrics } from '@hatchery/core/metrics';
 
 type ReadMetric = (typeof listenerDocuments.read.metrics)[number];
 type EventMetric = (typeof listenerDocuments.event.metrics)[number];
@@ -18,7 +17,7 @@ export interface MeasuredRead {
 
 /**
  * The listener's metrics. It is a long-running process, not a Lambda, so it
- * publishes itself (Powertools' manual flush): one document per read, one per
+ * publishes itself: one document per read, one per
  * event. Each metric appears once per document, so both EMF extraction and a
  * log metric filter read them.
  */

@@ -1,6 +1,5 @@
 import type middy from '@middy/core';
 import type { Context } from 'aws-lambda';
-import { logMetrics } from '@aws-lambda-powertools/metrics/middleware';
 import { addMetric, metrics, takeDatabaseUse, type MetricName } from '@hatchery/core/metrics';
 import { shardJobSchema, type Delivery } from '@hatchery/core/realtime/fan-out';
 import { eventOfFrame } from '@hatchery/core/realtime/events';
@@ -9,8 +8,17 @@ interface WithStatus {
   statusCode?: number;
 }
 
-/** Powertools' middleware: the cold-start metric on an instance's first call, and the invocation's metrics published when it ends. */
-export const publishMetrics = () => logMetrics(metrics(), { captureColdStartMetric: true });
+/** The cold-start metric on an instance's first call, and the invocation's metrics published when it ends, as Powertools' logMetrics did. */
+export function publishMetrics<TEvent, TResult, TContext extends Context>(): middy.MiddlewareObj<TEvent, TResult, Error, TContext> {
+  const publish = () => {
+    metrics().publishStoredMetrics();
+  };
+  return {
+    before: (request) => metrics().captureColdStartMetric(request.context.functionName),
+    after: publish,
+    onError: publish,
+  };
+}
 
 /** The figures of one HTTP answer: 1 or 0 per status class, so each metric's average is that class's rate. */
 export function responseFigures(statusCode: number): Record<'Responses4xx' | 'Responses5xx' | 'Responses503', number> {
