@@ -3,7 +3,7 @@ import { activeListings, listingsSource } from '@hatchery/core/indexer/listings'
 import { salesSource } from '@hatchery/core/indexer/sales';
 import { orderBySql, type Params } from '@hatchery/core/query/compile';
 import { encodeCursor, keyColumns, keysOf } from '@hatchery/core/query/cursor';
-import { buildPageStatements, compilePage, pageQuerySchema, type ListSource } from '@hatchery/core/query/paging';
+import { buildPageStatements, compilePage, pageQuerySchema, type ListSource } from '@hatchery/core/query/page-query';
 import type { BenchSection } from './context';
 import { httpGet, measureInChild, printTable, type Figures, type Row } from './measure';
 

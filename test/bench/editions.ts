@@ -1,5 +1,5 @@
 import { editionsSource } from '@hatchery/core/indexer/editions';
-import { pageQuerySchema } from '@hatchery/core/query/paging';
+import { pageQuerySchema } from '@hatchery/core/query/page-query';
 import type { BenchSection } from './context';
 import { measureInChild, printTable, type Row } from './measure';
 import { todaysStatement } from './todays-statement';

@@ -6,7 +6,7 @@ import { salesSource } from '@hatchery/core/indexer/sales';
 import { stakedBy, stakingSource } from '@hatchery/core/indexer/staking';
 import { limits } from '@hatchery/core/limits';
 import type { Params } from '@hatchery/core/query/compile';
-import { buildPageStatements, pageQuerySchema, type ListSource } from '@hatchery/core/query/paging';
+import { buildPageStatements, pageQuerySchema, type ListSource } from '@hatchery/core/query/page-query';
 import { demoAddress } from '@hatchery/local/demo-data';
 import type { BenchSection } from './context';
 import { httpGet, measureInChild, printTable, type Row } from './measure';

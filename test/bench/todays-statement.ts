@@ -1,5 +1,5 @@
 import { orderBySql } from '@hatchery/core/query/compile';
-import { compilePage, type ListSource, type PageQuery, type ServerConditions, type Statement } from '@hatchery/core/query/paging';
+import { compilePage, type ListSource, type PageQuery, type ServerConditions, type Statement } from '@hatchery/core/query/page-query';
 
 /**
  * The statement every page ran before issue 10, kept as the bench's baseline:

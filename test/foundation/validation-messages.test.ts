@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { linkWalletBodySchema } from '@hatchery/core/accounts/wire';
 import { loadConfig } from '@hatchery/core/config';
 import { AppError, type FieldErrors } from '@hatchery/core/errors';
-import { pageQuerySchema } from '@hatchery/core/query/paging';
+import { pageQuerySchema } from '@hatchery/core/query/page-query';
 import { negotiateQuerySchema } from '@hatchery/core/realtime/protocol';
 import type { HttpEvent } from '@hatchery/functions/middleware/types';
 import { validateInput, type InputSchemas } from '@hatchery/functions/middleware/validate-input';

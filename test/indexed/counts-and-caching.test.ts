@@ -4,7 +4,7 @@ import { nftsSource, ownedNfts } from '@hatchery/core/indexer/nfts';
 import { salesSource } from '@hatchery/core/indexer/sales';
 import { limits } from '@hatchery/core/limits';
 import { createCountCache } from '@hatchery/core/query/count-cache';
-import { buildPageStatements, pageQuerySchema } from '@hatchery/core/query/paging';
+import { buildPageStatements, pageQuerySchema } from '@hatchery/core/query/page-query';
 import { demoAddress, demoSizes } from '@hatchery/local/demo-data';
 import { startTestStack, type TestStack } from '../support/stack';
 

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { editionsSource } from '@hatchery/core/indexer/editions';
 import { keyColumn } from '@hatchery/core/query/cursor';
-import { buildPageStatements, pageQuerySchema, type PageStatements } from '@hatchery/core/query/paging';
+import { buildPageStatements, pageQuerySchema, type PageStatements } from '@hatchery/core/query/page-query';
 import type { Bundle } from './cold-start';
 import { buildHandler } from './sst/build-handler';
 import { repositoryRoot } from './sst/platform';

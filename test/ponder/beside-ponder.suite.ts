@@ -278,7 +278,7 @@ export function besidePonderSuite(layout: Layout) {
           const previous = process.env.INDEXER_SCHEMA;
           process.env.INDEXER_SCHEMA = schema;
           try {
-            const { readFreshness } = await import('@hatchery/core/indexer/freshness');
+            const { readFreshness } = await import('@hatchery/core/indexer/freshness-read');
             const client = new pg.Client({ connectionString: setup.databaseUrl });
             await client.connect();
             try {

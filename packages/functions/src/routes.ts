@@ -1,4 +1,4 @@
-import type { ListSource } from '@hatchery/core/query/paging';
+import type { ListSource } from '@hatchery/core/query/page-query';
 import type * as z from '@hatchery/core/schema';
 import type { InputSchemas } from './middleware/validate-input';
 import { accountRoutes } from './routes/accounts';

@@ -4,7 +4,7 @@ import { config } from '@hatchery/core/config';
 import { isDatabaseUnavailable } from '@hatchery/core/errors';
 import { limits } from '@hatchery/core/limits';
 import { logger, type Logger } from '@hatchery/core/logger';
-import { readFreshness } from '@hatchery/core/indexer/freshness';
+import { readFreshness } from '@hatchery/core/indexer/freshness-read';
 import { notificationChannel } from '@hatchery/core/indexer/names';
 import { marketChange, nextMarketVersion, readFulfilments, readListingsSnapshot, tablesToRead, type Fulfilment } from '@hatchery/core/realtime/changes';
 import { connectionStore, shards, type ConnectionStore } from '@hatchery/core/realtime/connections';

@@ -1,4 +1,4 @@
-import { readPage, type ListSource, type Page, type PageQuery } from '../query/paging';
+import type { ListSource } from '../query/page-query';
 import type { FieldMap } from '../query/compile';
 import { bigIntString } from './wire';
 import { indexerTable } from './names';
@@ -42,26 +42,3 @@ export const editionsSource = {
   fields: editionFields,
   order: { defaultOrder: [{ field: 'id', direction: 'asc' }], tieBreaker: { sql: 'edition_id', direction: 'asc', type: 'bigint' } },
 } satisfies ListSource;
-
-export async function listEditions(request: PageQuery): Promise<Page<EditionDto>> {
-  return readPage(editionsSource, request, toEditionDto);
-}
-
-function toEditionDto(row: EditionDto): EditionDto {
-  return {
-    id: row.id,
-    name: row.name,
-    artUri: row.artUri,
-    health: row.health,
-    skill: row.skill,
-    morale: row.morale,
-    rarity: row.rarity,
-    maxSupply: row.maxSupply,
-    minted: row.minted,
-    mintStart: row.mintStart,
-    mintEnd: row.mintEnd,
-    price: row.price,
-    distribution: row.distribution,
-    active: row.active,
-  };
-}

@@ -1,4 +1,4 @@
-import { readPage, type ListSource, type Page, type PageQuery } from '../query/paging';
+import type { ListSource } from '../query/page-query';
 import type { FieldMap, Params } from '../query/compile';
 import { bigIntString, indexerAddress } from './wire';
 import { indexerTable } from './names';
@@ -34,20 +34,3 @@ export const forgeRequestsSource = {
 
 /** Every status is served; only the buyer is fixed. */
 export const requestedBy = (buyer: string) => (params: Params) => [`buyer = ${params.add(indexerAddress(buyer))}`];
-
-type ForgeRequestRow = Omit<ForgeRequestDto, 'tokenId' | 'editionId'> & { tokenId: string | null; editionId: string | null };
-
-export async function listAccountForgeRequests(buyer: string, request: PageQuery): Promise<Page<ForgeRequestDto>> {
-  return readPage(forgeRequestsSource, request, toForgeRequestDto, requestedBy(buyer));
-}
-
-function toForgeRequestDto(row: ForgeRequestRow): ForgeRequestDto {
-  return {
-    requestId: row.requestId,
-    tier: row.tier,
-    status: row.status,
-    ...(row.tokenId !== null && { tokenId: row.tokenId }),
-    ...(row.editionId !== null && { editionId: row.editionId }),
-    blockNumber: row.blockNumber,
-  };
-}

@@ -1,4 +1,4 @@
-import { readPage, type ListSource, type Page, type PageQuery } from '../query/paging';
+import type { ListSource } from '../query/page-query';
 import type { FieldMap, Params } from '../query/compile';
 import { addressString, bigIntString } from './wire';
 import { indexerTable } from './names';
@@ -57,25 +57,3 @@ export const listingsSource = {
 } satisfies ListSource;
 
 export const activeListings = (params: Params) => [`l.status = ${params.add(activeListingStatus)}`];
-
-type ListingRow = Omit<ListingDto, 'attributes'> & { health: number; skill: number; morale: number };
-
-export async function listListings(request: PageQuery): Promise<Page<ListingDto>> {
-  return readPage(listingsSource, request, toListingDto, activeListings);
-}
-
-function toListingDto(row: ListingRow): ListingDto {
-  return {
-    tokenId: row.tokenId,
-    seller: row.seller,
-    price: row.price,
-    status: row.status,
-    editionId: row.editionId,
-    editionName: row.editionName,
-    artUri: row.artUri,
-    rarity: row.rarity,
-    gender: row.gender,
-    nftName: row.nftName,
-    attributes: { health: row.health, skill: row.skill, morale: row.morale },
-  };
-}

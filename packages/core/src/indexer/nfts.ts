@@ -1,4 +1,4 @@
-import { readPage, type ListSource, type Page, type PageQuery } from '../query/paging';
+import type { ListSource } from '../query/page-query';
 import type { FieldMap, Params } from '../query/compile';
 import { bigIntString, indexerAddress } from './wire';
 import { indexerTable } from './names';
@@ -52,34 +52,3 @@ export const ownedNfts = (owner: string) => (params: Params) => [
   `n.owner = ${params.add(indexerAddress(owner))}`,
   'NOT n.burned',
 ];
-
-type NftRow = {
-  tokenId: string;
-  health: number;
-  skill: number;
-  morale: number;
-  gender: number;
-  editionId: string;
-  editionName: string;
-  artUri: string;
-  rarity: number;
-  nftName: string;
-  staked: boolean;
-};
-
-export async function listAccountNfts(owner: string, request: PageQuery): Promise<Page<NftItemDto>> {
-  return readPage(nftsSource, request, toNftItemDto, ownedNfts(owner));
-}
-
-function toNftItemDto(row: NftRow): NftItemDto {
-  return {
-    tokenId: row.tokenId,
-    attributes: { health: row.health, skill: row.skill, morale: row.morale, gender: row.gender },
-    editionId: row.editionId,
-    editionName: row.editionName,
-    artUri: row.artUri,
-    rarity: row.rarity,
-    nftName: row.nftName,
-    staked: row.staked,
-  };
-}

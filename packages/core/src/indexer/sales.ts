@@ -1,4 +1,4 @@
-import { readPage, type ListSource, type Page, type PageQuery } from '../query/paging';
+import type { ListSource } from '../query/page-query';
 import type { FieldMap } from '../query/compile';
 import { addressString, bigIntString } from './wire';
 import { indexerTable } from './names';
@@ -33,19 +33,3 @@ export const salesSource = {
   fields: saleFields,
   order: { defaultOrder: [{ field: 'blockNumber', direction: 'desc' }], tieBreaker: { sql: 'id', direction: 'desc', type: 'text' } },
 } satisfies ListSource;
-
-export async function listSales(request: PageQuery): Promise<Page<SaleDto>> {
-  return readPage(salesSource, request, toSaleDto);
-}
-
-function toSaleDto(row: SaleDto): SaleDto {
-  return {
-    tokenId: row.tokenId,
-    seller: row.seller,
-    buyer: row.buyer,
-    price: row.price,
-    platformFee: row.platformFee,
-    royalty: row.royalty,
-    blockNumber: row.blockNumber,
-  };
-}

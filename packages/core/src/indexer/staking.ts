@@ -1,4 +1,4 @@
-import { readPage, type ListSource, type Page, type PageQuery } from '../query/paging';
+import type { ListSource } from '../query/page-query';
 import type { FieldMap, Params } from '../query/compile';
 import { bigIntString, indexerAddress } from './wire';
 import { indexerTable } from './names';
@@ -42,19 +42,3 @@ export const stakedBy = (staker: string) => (params: Params) => [
   `staker = ${params.add(indexerAddress(staker))}`,
   `status = ${params.add(stakedPairStatus)}`,
 ];
-
-export async function listAccountStaking(staker: string, request: PageQuery): Promise<Page<StakingPairDto>> {
-  return readPage(stakingSource, request, toStakingPairDto, stakedBy(staker));
-}
-
-function toStakingPairDto(row: StakingPairDto): StakingPairDto {
-  return {
-    pairId: row.pairId,
-    maleId: row.maleId,
-    femaleId: row.femaleId,
-    matched: row.matched,
-    stakedAt: row.stakedAt,
-    lastClaimAt: row.lastClaimAt,
-    status: row.status,
-  };
-}

@@ -1,4 +1,4 @@
-import { getReferralInfo } from '@hatchery/core/indexer/referral';
+import { getReferralInfo } from '@hatchery/core/indexer/referral-read';
 import * as routes from '../routes/indexed';
 import { httpHandler } from './handler';
 

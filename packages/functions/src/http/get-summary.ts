@@ -1,4 +1,4 @@
-import { getSummary } from '@hatchery/core/indexer/summary';
+import { getSummary } from '@hatchery/core/indexer/summary-read';
 import * as routes from '../routes/indexed';
 import { httpHandler } from './handler';
 

@@ -1,4 +1,4 @@
-import { checkHealth } from '@hatchery/core/health';
+import { checkHealth } from '@hatchery/core/health-check';
 import * as routes from '../routes/operations';
 import { httpHandler } from './handler';
 

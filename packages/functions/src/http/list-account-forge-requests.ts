@@ -1,4 +1,4 @@
-import { listAccountForgeRequests } from '@hatchery/core/indexer/forge-requests';
+import { listAccountForgeRequests } from '@hatchery/core/indexer/forge-requests-read';
 import * as routes from '../routes/indexed';
 import { listHandler } from './list-handler';
 

@@ -1,4 +1,4 @@
-import { listAccountNfts } from '@hatchery/core/indexer/nfts';
+import { listAccountNfts } from '@hatchery/core/indexer/nfts-read';
 import * as routes from '../routes/indexed';
 import { listHandler } from './list-handler';
 

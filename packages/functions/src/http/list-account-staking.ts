@@ -1,4 +1,4 @@
-import { listAccountStaking } from '@hatchery/core/indexer/staking';
+import { listAccountStaking } from '@hatchery/core/indexer/staking-read';
 import * as routes from '../routes/indexed';
 import { listHandler } from './list-handler';
 

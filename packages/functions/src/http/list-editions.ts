@@ -1,4 +1,4 @@
-import { listEditions } from '@hatchery/core/indexer/editions';
+import { listEditions } from '@hatchery/core/indexer/editions-read';
 import * as routes from '../routes/foundation';
 import { listHandler } from './list-handler';
 

@@ -1,4 +1,4 @@
-import { listListings } from '@hatchery/core/indexer/listings';
+import { listListings } from '@hatchery/core/indexer/listings-read';
 import * as routes from '../routes/indexed';
 import { listHandler } from './list-handler';
 

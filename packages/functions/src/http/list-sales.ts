@@ -1,4 +1,4 @@
-import { listSales } from '@hatchery/core/indexer/sales';
+import { listSales } from '@hatchery/core/indexer/sales-read';
 import * as routes from '../routes/indexed';
 import { listHandler } from './list-handler';
 

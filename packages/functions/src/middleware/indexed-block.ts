@@ -1,4 +1,5 @@
-import { currentFreshness, indexedBlockHeader, indexedBlockValue } from '@hatchery/core/indexer/freshness';
+import { indexedBlockHeader, indexedBlockValue } from '@hatchery/core/indexer/freshness';
+import { currentFreshness } from '@hatchery/core/indexer/freshness-read';
 import type { HttpMiddleware } from './types';
 
 /**

@@ -1,6 +1,6 @@
 import { editionSchema, editionsSource } from '@hatchery/core/indexer/editions';
 import { docsAssetCopyFiles } from '../docs-assets';
-import { pageQuerySchema } from '@hatchery/core/query/paging';
+import { pageQuerySchema } from '@hatchery/core/query/page-query';
 import type { HttpRoute } from '../routes';
 import { docsAssetParams, pageSchema } from '../schemas';
 

@@ -5,7 +5,7 @@ import { referralInfoSchema } from '@hatchery/core/indexer/referral';
 import { saleSchema, salesSource } from '@hatchery/core/indexer/sales';
 import { stakingPairSchema, stakingSource } from '@hatchery/core/indexer/staking';
 import { summarySchema } from '@hatchery/core/indexer/summary';
-import { pageQuerySchema } from '@hatchery/core/query/paging';
+import { pageQuerySchema } from '@hatchery/core/query/page-query';
 import type { HttpRoute } from '../routes';
 import { addressParams, pageSchema } from '../schemas';
 

@@ -1,0 +1,34 @@
+import { db } from './db';
+import { AppError } from './errors';
+import type { Health } from './health';
+import type { Freshness } from './indexer/freshness';
+import { currentFreshness } from './indexer/freshness-read';
+import { limits } from './limits';
+
+const unreachable = () => new AppError('unavailable', `The database did not answer within ${limits.healthTimeoutMs} ms.`);
+
+/**
+ * GET /health: the process answers, and the database answers one trivial
+ * statement within `timeoutMs`; no retry, since a health check must report
+ * what it sees now. Otherwise 503.
+ */
+export async function checkHealth(timeoutMs: number = limits.healthTimeoutMs): Promise<Health> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const ping = db().query('SELECT 1');
+  // The indexer's position is reported, never a reason to fail: the database's answer above is.
+  const indexer = currentFreshness().catch((): Freshness => 'unknown');
+  // Once the timeout has answered, a late failure of the ping has no one to tell.
+  ping.catch(() => undefined);
+  const timeout = new Promise<never>((_resolve, reject) => {
+    timer = setTimeout(() => reject(unreachable()), timeoutMs);
+  });
+  try {
+    await Promise.race([Promise.all([ping, indexer]), timeout]);
+  } catch (error) {
+    if (error instanceof AppError) throw error;
+    throw unreachable();
+  } finally {
+    clearTimeout(timer);
+  }
+  return { status: 'ok', database: 'ok', indexer: await indexer };
+}

@@ -1,0 +1,41 @@
+import { db, isMissingRelation, isUndefinedColumn, type Queryable } from '../db';
+import { indexerTable } from './names';
+import { cachedFreshness, decodeCheckpoint, type Freshness } from './freshness';
+
+type CheckpointRow = { checkpoint: string; ready: boolean | null };
+
+/**
+ * The indexer's position from Ponder's own tables, which both its layouts
+ * keep in the schema Hatchery reads (`--schema`, or views of them in
+ * `--views-schema`): the latest checkpoint per chain, and `is_ready` once
+ * the backfill is done. Their absence is "unknown", never an error.
+ */
+export async function readFreshness(client: Queryable, now: number = Date.now()): Promise<Freshness> {
+  try {
+    const { rows } = await client.query<CheckpointRow>(
+      `SELECT c.latest_checkpoint AS checkpoint, (SELECT (m.value->>'is_ready') = '1' FROM ${indexerTable('_ponder_meta')} m WHERE m.key = 'app') AS ready
+       FROM ${indexerTable('_ponder_checkpoint')} c ORDER BY c.chain_id`,
+    );
+    const chains = rows.flatMap(({ checkpoint, ready }) => {
+      const decoded = decodeCheckpoint(checkpoint);
+      if (!decoded) return [];
+      return [
+        {
+          chainId: decoded.chainId,
+          block: decoded.block,
+          blockTimestamp: new Date(decoded.timestamp * 1000).toISOString(),
+          lagSeconds: Math.max(0, Math.floor(now / 1000) - decoded.timestamp),
+          ready: ready === true,
+        },
+      ];
+    });
+    return chains.length ? { chains } : 'unknown';
+  } catch (error) {
+    // Another writer's tables of the same names but not Ponder's columns hold no checkpoint either.
+    if (isMissingRelation(error) || isUndefinedColumn(error)) return 'unknown';
+    throw error;
+  }
+}
+
+/** This instance's view of the index, shared by the lists' header and /health. */
+export const currentFreshness = cachedFreshness(() => readFreshness(db()));

@@ -1,0 +1,132 @@
+import { validationError } from '../errors';
+import { limits } from '../limits';
+import * as z from '../schema';
+import { compileFilter, compileOrder, orderBySql, Params, type FieldMap, type OrderSpec, type OrderTerm } from './compile';
+import { afterCondition, cursorBinding, decodeCursor, keyColumns } from './cursor';
+
+/**
+ * What a paged list is and how a request of it compiles to SQL, kept free of
+ * the database client: the route table and the tools that only build
+ * statements import it, and a function that reads no page carries no pg.
+ * paging.ts reads the page.
+ */
+
+/* @__NO_SIDE_EFFECTS__ */
+function boundedInt(bounds: { min: number; max: number; default: number }) {
+  const digits = z.pipe(z.string().check(z.regex(/^[0-9]+$/, 'must be a whole number')), z.transform(Number));
+  const inBounds = z.number().check(z.gte(bounds.min, `must be at least ${bounds.min}`), z.lte(bounds.max, `must be at most ${bounds.max}`));
+  return z.pipe(
+    z.optional(z.pipe(digits, inBounds)),
+    z.transform((value: number | undefined) => value ?? bounds.default),
+  );
+}
+
+/* @__NO_SIDE_EFFECTS__ */
+function boundedText(maxLength: number, description: string) {
+  return z.optional(z.string().check(z.maxLength(maxLength, `at most ${maxLength} characters`))).check(z.describe(description));
+}
+
+/** The query parameters every paged list accepts (SPEC.md "Endpoints"). */
+export const pageQuerySchema = z.object({
+  page: boundedInt(limits.page).check(z.describe(`Page number, ${limits.page.min} to ${limits.page.max}.`)),
+  pageSize: boundedInt(limits.pageSize).check(
+    z.describe(`Items per page, ${limits.pageSize.min} to ${limits.pageSize.max}, default ${limits.pageSize.default}.`),
+  ),
+  filter: boundedText(limits.filterLength, 'Filter expression (Gridify syntax); blank is none.'),
+  orderBy: boundedText(limits.orderByLength, 'Sort expression (Gridify syntax); blank is the default order.'),
+  after: boundedText(
+    limits.cursorLength,
+    "The nextCursor of the page before: the rows strictly after it, in the same order, whatever was indexed meanwhile. Only with the same filter and orderBy, and page 1; blank is none.",
+  ),
+  // Shared caches key a page by its whole URL and answer from it whatever the request's Cache-Control says.
+  v: boundedText(
+    limits.versionLength,
+    "Ignored by the server. A version the client has seen (the last marketChanged's maxBlock, a fulfilled forge request's id) makes the URL one that no shared cache answered before that change, so a reload after an event is never served an older cached page.",
+  ),
+});
+
+export type PageQuery = z.output<typeof pageQuerySchema>;
+
+export interface ListSource {
+  /** Names the list in the count cache's keys. */
+  name: string;
+  /** Trusted SQL: the select list of the read model. */
+  select: string;
+  /** The base table and its alias: alone, it counts rows whose conditions name no joined field. */
+  table: string;
+  /** LEFT JOINs on unique keys, so they never change the number of rows. */
+  joins?: string;
+  fields: FieldMap;
+  order: OrderSpec;
+}
+
+/** Conditions the server always applies; they read the base table only. */
+export type ServerConditions = (params: Params) => string[];
+
+export interface Statement {
+  text: string;
+  values: unknown[];
+}
+
+export interface PageStatements {
+  /** Reads one row more than the page holds, which tells whether more follow; each row carries its sort key (keyColumns). */
+  page: Statement;
+  count: Statement;
+  /** The list and its compiled conditions: equal for filters that select the same rows the same way. */
+  countKey: string;
+  terms: OrderTerm[];
+  /** What a cursor of this list, filter and order is bound to. */
+  binding: string;
+}
+
+export interface CompiledPage {
+  /** ` WHERE …`, or '' when nothing narrows the list. */
+  where: string;
+  terms: OrderTerm[];
+  /** The WHERE clause's parameters so far. */
+  params: Params;
+  /** Whether the conditions read a joined table. */
+  joined: boolean;
+}
+
+/** The request's conditions and order. Server conditions come first; the client's filter can only narrow them. */
+export function compilePage(source: ListSource, request: PageQuery, serverConditions: ServerConditions = () => []): CompiledPage {
+  const params = new Params();
+  const conditions = serverConditions(params);
+  const filter = compileFilter(request.filter, source.fields, params);
+  if (filter) conditions.push(filter.sql);
+  const terms = compileOrder(request.orderBy, source.fields, source.order);
+  return { where: conditions.length ? ` WHERE ${conditions.join(' AND ')}` : '', terms, params, joined: filter?.joined ?? false };
+}
+
+/** The page's statement and its count's. */
+export function buildPageStatements(source: ListSource, request: PageQuery, serverConditions?: ServerConditions): PageStatements {
+  const { where, terms, params, joined } = compilePage(source, request, serverConditions);
+  const joins = source.joins ? ` ${source.joins}` : '';
+  const count = { text: `SELECT count(*) AS total_count FROM ${source.table}${joined ? joins : ''}${where}`, values: [...params.values] };
+  const binding = cursorBinding(source.name, where, count.values, terms);
+  let pageWhere = where;
+  if (request.after) {
+    if (request.page !== 1) throw validationError('after', 'continues from the page before, so it takes no page other than 1');
+    const after = afterCondition(terms, decodeCursor(request.after, binding, terms), params);
+    pageWhere = where ? `${where} AND ${after}` : ` WHERE ${after}`;
+  }
+  const limit = params.add(request.pageSize + 1);
+  const order = orderBySql(terms);
+  const columns = `${source.select}, ${keyColumns(terms)}`;
+  let text = `SELECT ${columns} FROM ${source.table}${joins}${pageWhere} ORDER BY ${order} LIMIT ${limit}`;
+  if (!request.after && request.page > 1) {
+    // The rows an OFFSET skips cost only their sort keys: the page's rows are found by their unique key first, then
+    // read whole (conversions, joined columns) for the page alone. PostgreSQL drops the joins the inner read never uses.
+    const key = source.order.tieBreaker.sql;
+    const skipped = params.add((request.page - 1) * request.pageSize);
+    text = `SELECT ${columns} FROM ${source.table}${joins} WHERE ${key} IN (SELECT ${key} FROM ${source.table}${joins}${where} ORDER BY ${order} LIMIT ${limit} OFFSET ${skipped}) ORDER BY ${order}`;
+  }
+  return {
+    page: { text, values: params.values },
+    count,
+    countKey: `${source.name}\n${count.text}\n${JSON.stringify(count.values)}`,
+    terms,
+    binding,
+  };
+}
