@@ -152,12 +152,3 @@ export async function traced<T>(name: string, work: () => Promise<T>, details: T
     throw error;
   }
 }
-
-interface SdkClient {
-  middlewareStack: { identify(): string[]; remove(name: string): boolean };
-}
-
-/** @deprecated The AWS SDK's clients are no longer captured; AWS calls are wrapped in `traced` where they are made. */
-export function traceAwsClient<T extends SdkClient>(client: T): T {
-  return client;
-}
