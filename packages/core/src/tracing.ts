@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { createSocket, type Socket } from 'node:dgram';
+import type { Socket } from 'node:dgram';
 import { invocationScoped } from './invocation';
 import { metricsService } from './metrics';
 
@@ -74,8 +74,9 @@ let socket: Socket | undefined;
 
 function send(document: SubsegmentDocument): void {
   const { host, port } = daemonAddress();
+  // Loaded at the first send, not with the bundle: an invocation X-Ray does not sample never needs it.
   // Unreferenced, so that an open socket never keeps a process alive.
-  socket ??= createSocket('udp4').unref();
+  socket ??= process.getBuiltinModule('node:dgram').createSocket('udp4').unref();
   socket.send(`{"format":"json","version":1}\n${JSON.stringify(document)}`, port, host, () => undefined);
 }
 
