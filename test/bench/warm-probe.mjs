@@ -7,7 +7,7 @@ import { pathToFileURL } from 'node:url';
 
 /**
  * WARM_PROBE_INPUT: { file, exportName, event, pg (the path of the pg the bundle imports), databaseUrl, calls,
- * warmup, blocks, profile?: { file, calls, intervalUs } }
+ * warmup, blocks, sampledEvery, profile?: { file, calls, intervalUs } }
  */
 const input = JSON.parse(process.env.WARM_PROBE_INPUT);
 const { default: pg } = await import(pathToFileURL(input.pg).href);
@@ -38,7 +38,11 @@ try {
   report.importMs = performance.now() - started;
   const handler = module[input.exportName];
   let invocation = 0;
+  // Lambda sets the trace header per invocation; X-Ray's default rule samples the first request of each second and
+  // 5% of the rest, which for a busy function is about one call in `sampledEvery`.
+  const traceHeader = process.env._X_AMZN_TRACE_ID;
   const call = async () => {
+    if (traceHeader && input.sampledEvery) process.env._X_AMZN_TRACE_ID = traceHeader.replace(/Sampled=\d/, `Sampled=${invocation % input.sampledEvery === 0 ? 1 : 0}`);
     const result = await handler(input.event, context(invocation++));
     if (result?.statusCode !== 200) throw new Error(`status ${result?.statusCode}: ${String(result?.body).slice(0, 300)}`);
     return result;

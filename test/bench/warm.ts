@@ -32,6 +32,8 @@ const warmup = 50;
 const blocks = 10;
 const profileRoute = process.env.BENCH_PROFILE_ROUTE ?? `${httpRoutes.listEditions.method} ${httpRoutes.listEditions.path}`;
 const profileCalls = Number(process.env.BENCH_PROFILE_CALLS ?? 3000);
+/** X-Ray's default sampling rule (the first request each second, then 5%) as a busy function sees it; BENCH_TRACE_SAMPLED_EVERY=1 traces every call. */
+const sampledEvery = Number(process.env.BENCH_TRACE_SAMPLED_EVERY ?? 20);
 /** Finer than --cpu-prof's default 1 ms: a warm call takes a fraction of a millisecond. */
 const profileIntervalUs = 100;
 
@@ -105,7 +107,7 @@ export const warmBench: BenchSection = async ({ stack }) => {
     const probe = async (target: Target, profile?: { file: string; calls: number; intervalUs: number }): Promise<Sample> => {
       const segmentsBefore = daemon.documents.length;
       const event = httpEvent(target.route, {}, target.route.path.includes('{address}') ? { address: wallet } : undefined);
-      const input = { file: target.file, exportName: target.exportName, event, pg: target.pg, databaseUrl: stack.databaseUrl, calls, warmup, blocks, profile };
+      const input = { file: target.file, exportName: target.exportName, event, pg: target.pg, databaseUrl: stack.databaseUrl, calls, warmup, blocks, sampledEvery, profile };
       const { stdout } = await run(process.execPath, [new URL('./warm-probe.mjs', import.meta.url).pathname], {
         env: { ...environment(target), WARM_PROBE_INPUT: JSON.stringify(input) },
         cwd: target.taskRoot,
@@ -146,7 +148,7 @@ const cell = (value: number | undefined, digits: number, width: number) => (valu
 /** The table: per handler the medians over its processes (each column on its own), then issue 21's goals. */
 function printWarm(targets: readonly Target[], samples: readonly Sample[][], loadAtStart: string): void {
   console.log(
-    `\nWarm invocations as deployed (LOG_LEVEL=info, metrics on, tracing on in Lambda's environment to an X-Ray daemon stand-in), ` +
+    `\nWarm invocations as deployed (LOG_LEVEL=info, metrics on, tracing on in Lambda's environment to an X-Ray daemon stand-in, ${sampledEvery === 1 ? 'every call sampled' : `1 call in ${sampledEvery} sampled as X-Ray's default rule samples a busy function`}), ` +
       `${calls} calls after ${warmup}, median of ${runs} fresh Node.js ${process.versions.node} processes per handler, in rounds; load average ${loadAtStart} when it started`,
   );
   console.log(

@@ -7,12 +7,16 @@ import { writeSync } from 'node:fs';
  * then retried from where it stopped.
  */
 export function writeLine(text: string): void {
-  const bytes = Buffer.from(text);
-  for (let written = 0; written < bytes.length; ) {
+  const length = Buffer.byteLength(text);
+  let written = 0;
+  let bytes: Buffer | undefined;
+  while (written < length) {
     try {
-      written += writeSync(1, bytes, written);
+      // The string itself first, which most lines leave in whole; its bytes only for the rest of a partial write.
+      written += bytes ? writeSync(1, bytes, written) : writeSync(1, text);
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== 'EAGAIN') throw error;
     }
+    if (written < length) bytes ??= Buffer.from(text);
   }
 }

@@ -1,4 +1,4 @@
-import { createHash, createHmac } from 'node:crypto';
+import { createHmac, hash } from 'node:crypto';
 
 export interface Credentials {
   accessKeyId: string;
@@ -39,7 +39,7 @@ const isSigned = (name: string) => !unsignedHeaders.has(name) && !name.startsWit
 /** A header's value as signed: line breaks as spaces, runs of spaces and tabs as one, no space at either end. */
 const canonicalValue = (value: string) => value.replace(/[\r\n]/g, ' ').replace(/[ \t]+/g, ' ').replace(/^ | $/g, '');
 
-const sha256 = (data: string | Uint8Array) => createHash('sha256').update(data).digest('hex');
+const sha256 = (data: string | Uint8Array) => hash('sha256', data, 'hex');
 
 /** RFC 3986 escaping, as SigV4 and the SDK's path parameters want it: encodeURIComponent leaves !'()* as they are. */
 export const escapeUri = (text: string) => encodeURIComponent(text).replace(/[!'()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);

@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import { LRUCache } from '@aws-lambda-powertools/commons/utils/lru-cache';
 import { limits } from '../limits';
 
@@ -21,7 +21,7 @@ export function createCountCache(options: CountCacheOptions): CountCache {
   return {
     get(key, load) {
       // Keys hold whole statements and their values; a digest keeps each entry small whatever the filter.
-      const digest = createHash('sha256').update(key).digest('base64url');
+      const digest = hash('sha256', key, 'base64url');
       const cached = entries.get(digest);
       if (cached && clock.now() < cached.expiresAt) return cached.count;
       const entry = { count: load(), expiresAt: Infinity };

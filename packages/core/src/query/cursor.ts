@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import { validationError } from '../errors';
 import { limits } from '../limits';
 import type { FieldType, OrderTerm, Params } from './compile';
@@ -19,7 +19,7 @@ export const keyColumns = (terms: readonly OrderTerm[]) => terms.map((term, inde
 /** What a cursor is bound to: the list, its conditions with their values, and its order. */
 export function cursorBinding(list: string, where: string, values: readonly unknown[], terms: readonly OrderTerm[]): string {
   const order = terms.map((term) => `${term.sql} ${term.direction}`).join(',');
-  return createHash('sha256').update(`${list}\n${where}\n${JSON.stringify(values)}\n${order}`).digest('base64url').slice(0, 12);
+  return hash('sha256', `${list}\n${where}\n${JSON.stringify(values)}\n${order}`, 'base64url').slice(0, 12);
 }
 
 export function encodeCursor(binding: string, keys: readonly string[]): string {

@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import { limits } from '@hatchery/core/limits';
 import type { HttpRoute } from '../routes';
 import type { HttpMiddleware } from './types';
@@ -8,7 +8,7 @@ const { sMaxAgeSeconds, staleWhileRevalidateSeconds } = limits.publicCache;
 export const publicCacheControl = `public, max-age=0, s-maxage=${sMaxAgeSeconds}, stale-while-revalidate=${staleWhileRevalidateSeconds}`;
 export const privateCacheControl = 'no-store';
 
-export const entityTag = (body: string): string => `"${createHash('sha256').update(body).digest('base64url').slice(0, 27)}"`;
+export const entityTag = (body: string): string => `"${hash('sha256', body, 'base64url').slice(0, 27)}"`;
 
 /** RFC 9110 If-None-Match: `*`, or a list of entity tags compared weakly (a W/ prefix is ignored). */
 export function matchesIfNoneMatch(header: string | undefined, etag: string): boolean {
