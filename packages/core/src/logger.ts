@@ -50,9 +50,10 @@ function serializeError(error: Error): object {
   return Object.assign({ type: error.constructor?.name ?? error.name, message: error.message, stack: error.stack }, error);
 }
 
+const redactedKeys = redactedPaths.map((path) => path.split('.') as [string, string | undefined]);
+
 function redact(record: Record<string, unknown>): void {
-  for (const path of redactedPaths) {
-    const [head, tail] = path.split('.') as [string, string | undefined];
+  for (const [head, tail] of redactedKeys) {
     if (!(head in record)) continue;
     if (tail === undefined) record[head] = censor;
     else if (record[head] && typeof record[head] === 'object' && tail in (record[head] as object)) record[head] = { ...(record[head] as object), [tail]: censor };
