@@ -1,6 +1,6 @@
 import { Logger as PowertoolsLogger } from '@aws-lambda-powertools/logger';
 import { pino } from 'pino';
-import { addLogContext, clearLogContext, logger } from '@hatchery/core/logger';
+import { addLogContext, clearLogContext, logger, redactedPaths } from '@hatchery/core/logger';
 
 /**
  * Run by logging.ts in a process of its own, its stdout discarded: writes the
@@ -13,12 +13,22 @@ const candidate = process.env.LOGGING_CANDIDATE;
 const fields = (i: number) => ({ requestId: `c0ffee00-0000-4000-8000-${String(i).padStart(12, '0')}`, route: 'GET /accounts/me', accountId: `user-${i % 100}` });
 
 const candidates: Record<string, (i: number) => void> = {
-  /** What the service does now: the invocation's fields from an invocation-scoped context (pino's mixin), redaction on. */
-  'pino (mixin + redact)': (i) => {
+  /** What the service does now: its own logger (pino's line format), the invocation's fields from an invocation-scoped context, redaction on. */
+  'service logger (core/logger.ts)': (i) => {
     addLogContext(fields(i));
     logger().info({ status: 200, durationMs: 3 }, 'request');
     clearLogContext();
   },
+  /** What it did until issue 21: pino, the same fields through its mixin, the same redaction, synchronous writes. */
+  'pino (mixin + redact)': (() => {
+    let context: ReturnType<typeof fields> | undefined;
+    const root = pino({ level: 'info', base: { service: 'hatchery' }, mixin: () => context ?? {}, redact: { paths: redactedPaths, censor: '[redacted]' } });
+    return (i: number) => {
+      context = fields(i);
+      root.info({ status: 200, durationMs: 3 }, 'request');
+      context = undefined;
+    };
+  })(),
   /** What it did before: a child logger per request carrying the fields. */
   'pino (child per request)': (() => {
     const root = pino({ level: 'info', base: { service: 'hatchery' } });
