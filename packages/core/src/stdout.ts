@@ -6,7 +6,7 @@ import { writeSync } from 'node:fs';
  * Node's stream. A pipe whose reader is slow answers EAGAIN; the write is
  * then retried from where it stopped.
  */
-export function writeLine(text: string): void {
+function write(text: string): void {
   const length = Buffer.byteLength(text);
   let written = 0;
   let bytes: Buffer | undefined;
@@ -19,4 +19,29 @@ export function writeLine(text: string): void {
     }
     if (written < length) bytes ??= Buffer.from(text);
   }
+}
+
+let held: string | undefined;
+
+/**
+ * Keeps the lines written from now on until `releaseLines`, which writes them
+ * with one system call: an HTTP request ends with its log line and its
+ * metrics, and a write to Lambda's stdout pipe cost about 20 µs of a warm
+ * call's CPU. Invocations that run concurrently may see their lines held a
+ * moment longer; none is lost or reordered.
+ */
+export function holdLines(): void {
+  held ??= '';
+}
+
+export function releaseLines(): void {
+  const text = held;
+  held = undefined;
+  if (text) write(text);
+}
+
+/** Writes one line (ending in a newline) now, or with the held ones. */
+export function writeLine(text: string): void {
+  if (held !== undefined) held += text;
+  else write(text);
 }

@@ -10,6 +10,7 @@ import { publishMetrics, requestMetrics } from '../middleware/metrics';
 import { addSecurityHeaders } from '../middleware/security-headers';
 import { problemDetails } from '../middleware/problem-details';
 import { requestLogger } from '../middleware/request-logger';
+import { requestOutput } from '../middleware/request-output';
 import { routerOnly } from '../middleware/router-only';
 import { traceInvocation } from '../middleware/tracing';
 import type { HttpContext, HttpEvent, HttpMiddleware, HttpResult } from '../middleware/types';
@@ -45,11 +46,14 @@ export function httpHandler<R extends HttpRoute, T>(
   if (Boolean(route.list) !== Boolean(indexedBlock)) {
     throw new Error(`${route.method} ${route.path}: a list, and only a list, reports the indexed block`);
   }
+  const output = requestOutput<HttpEvent, HttpResult, HttpContext>();
   const chain = middy<HttpEvent, HttpResult, Error, HttpContext>()
     .use(traceInvocation<HttpEvent, HttpResult, HttpContext>())
+    .use(output.release)
     .use(publishMetrics())
     .use(requestMetrics<HttpEvent, HttpResult, HttpContext>(`${route.method} ${route.path}`))
     .use(requestLogger<HttpEvent, HttpResult, HttpContext>({ message: 'request', level: 'info', fields: (event) => ({ requestId: event.requestContext?.requestId, route: event.routeKey }) }))
+    .use(output.hold)
     .use(addSecurityHeaders<HttpEvent, HttpResult, HttpContext>())
     .use(cors())
     .use(problemDetails<HttpEvent, HttpResult, HttpContext>((event) => event.rawPath ?? '/'));

@@ -1,0 +1,44 @@
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import * as fs from 'node:fs';
+
+vi.mock('node:fs', async (original) => ({ ...(await original<typeof import('node:fs')>()), writeSync: vi.fn(() => 0) }));
+
+/** The lines a request ends with leave in one write; any other line leaves at once. */
+describe('held lines', () => {
+  afterEach(() => vi.mocked(fs.writeSync).mockReset());
+
+  it('writes the lines written between hold and release with one write, in order, and others at once', async () => {
+    const { holdLines, releaseLines, writeLine } = await import('@hatchery/core/stdout');
+    const written: string[] = [];
+    vi.mocked(fs.writeSync).mockImplementation(((_fd: number, data: string | Uint8Array) => {
+      const text = typeof data === 'string' ? data : Buffer.from(data).toString();
+      written.push(text);
+      return Buffer.byteLength(text);
+    }) as typeof fs.writeSync);
+    writeLine('before\n');
+    holdLines();
+    writeLine('log line\n');
+    writeLine('metrics\n');
+    expect(written).toEqual(['before\n']);
+    releaseLines();
+    writeLine('after\n');
+    releaseLines();
+    expect(written).toEqual(['before\n', 'log line\nmetrics\n', 'after\n']);
+  });
+
+  it('finishes a partial write from where it stopped, and retries one the pipe refused (EAGAIN)', async () => {
+    const { writeLine } = await import('@hatchery/core/stdout');
+    const chunks: string[] = [];
+    let call = 0;
+    vi.mocked(fs.writeSync).mockImplementation(((_fd: number, data: string | Uint8Array, offset?: number) => {
+      call++;
+      if (call === 2) throw Object.assign(new Error('busy'), { code: 'EAGAIN' });
+      const bytes = typeof data === 'string' ? Buffer.from(data) : Buffer.from(data).subarray(offset ?? 0);
+      const taken = call === 1 ? 4 : bytes.length;
+      chunks.push(bytes.subarray(0, taken).toString());
+      return taken;
+    }) as typeof fs.writeSync);
+    writeLine('héllo wörld\n');
+    expect(chunks.join('')).toBe('héllo wörld\n');
+  });
+});
