@@ -88,6 +88,8 @@ function faultOf(error: unknown): Pick<SubsegmentDocument, 'fault' | 'cause'> {
 /** The invocation's trace header (Root, Parent, Sampled): from Lambda's invoke store when invocations run concurrently, else from the variable Lambda sets per invocation. */
 function traceHeader(): Record<string, string> {
   const header = (globalThis as { awslambda?: { InvokeStore?: { getXRayTraceId(): string | undefined } } }).awslambda?.InvokeStore?.getXRayTraceId() ?? process.env._X_AMZN_TRACE_ID ?? '';
+  // Most invocations are not sampled: they need no parsing.
+  if (!header.includes('Sampled=1')) return {};
   return Object.fromEntries(header.split(';').map((field) => field.split('=', 2)));
 }
 
