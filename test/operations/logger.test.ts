@@ -67,9 +67,11 @@ describe('logger', () => {
     const silent = ours();
     calls(silent.log);
     expect(silent.lines).toEqual([]);
-    vi.stubEnv('LOG_LEVEL', 'verbose');
-    const unknown = ours();
-    calls(unknown.log);
-    expect(unknown.lines.map((line) => line.level)).toEqual([30, 40, 50, 30]);
+    for (const name of ['verbose', 'constructor', 'toString']) {
+      vi.stubEnv('LOG_LEVEL', name);
+      const unknown = ours();
+      calls(unknown.log);
+      expect(unknown.lines.map((line) => line.level), name).toEqual([30, 40, 50, 30]);
+    }
   });
 });

@@ -91,7 +91,10 @@ function createLogger(threshold: number, bindings: Record<string, unknown>, writ
 }
 
 /** The level below which nothing is written; an unknown name means info, so that logging never depends on a valid configuration. */
-const thresholdOf = (name: string | undefined): number => (name === 'silent' ? Infinity : (levels[(name ?? 'info') as Level] ?? levels.info));
+const thresholdOf = (name: string | undefined): number => {
+  if (name === 'silent') return Infinity;
+  return name !== undefined && Object.hasOwn(levels, name) ? levels[name as Level] : levels.info;
+};
 
 let root: Logger | undefined;
 let destination: DestinationStream | undefined;
