@@ -1,4 +1,4 @@
-import { listenerDocuments, metricCatalog, metricsService } from '@hatchery/core/metrics';
+import { listenerDocuments, metricCatalog, metricsService } from '@hatchery/platform/telemetry/metrics';
 import { hubEvents } from '@hatchery/core/realtime/events';
 import type { DeploySettings } from './settings';
 
@@ -17,7 +17,7 @@ export interface Observed {
   listenerLogGroup?: $util.Input<string>;
 }
 
-/** The EMF `service` dimension every document carries (packages/core/src/metrics.ts). */
+/** The EMF `service` dimension every document carries (packages/platform/src/telemetry/metrics.ts). */
 const service = { service: metricsService };
 const minute = 60;
 const eventKinds = Object.values(hubEvents);

@@ -1,4 +1,4 @@
-import { linkedResources } from '@hatchery/core/config';
+import { linkedResources } from '@hatchery/platform/config';
 import type { DeploySettings } from './settings';
 
 /** What the functions and the listener link: the database URL, a secret or derived from the created database. */

@@ -1,4 +1,4 @@
-import { linkedResources } from '@hatchery/core/config';
+import { linkedResources } from '@hatchery/platform/config';
 import { limits } from '@hatchery/core/limits';
 import { fanOutHandler } from '@hatchery/functions/routes/realtime';
 import { lambda, sizing, type FunctionContext } from './functions';

@@ -1,4 +1,4 @@
-import { linkedResources } from '@hatchery/core/config';
+import { linkedResources } from '@hatchery/platform/config';
 
 export interface Secrets {
   idpProjectId: sst.Secret;

@@ -1,5 +1,5 @@
-import { configSchema, linkedResources } from '@hatchery/core/config';
-import * as z from '@hatchery/core/schema';
+import { configSchema, linkedResources } from '@hatchery/platform/config';
+import * as z from '@hatchery/platform/schema';
 
 const flag = z.pipe(z._default(z.enum(['true', 'false']), 'false'), z.transform((value: 'true' | 'false') => value === 'true'));
 

@@ -1,4 +1,4 @@
-import { linkedResources } from '@hatchery/core/config';
+import { linkedResources } from '@hatchery/platform/config';
 import { tableDefinition } from '@hatchery/core/dynamo/table';
 
 const fieldTypes = { S: 'string', N: 'number', B: 'binary' } as const;

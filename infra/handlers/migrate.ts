@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { config } from '@hatchery/core/config';
+import { config } from '@hatchery/platform/config';
 import { isTransient, retryDelayMs } from '@hatchery/core/db';
 import { limits } from '@hatchery/core/limits';
 import { migrate } from '@hatchery/core/migrate';

@@ -1,6 +1,6 @@
 import { Logger as PowertoolsLogger } from '@aws-lambda-powertools/logger';
 import { pino } from 'pino';
-import { addLogContext, clearLogContext, logger, redactedPaths } from '@hatchery/core/logger';
+import { addLogContext, clearLogContext, logger, redactedPaths } from '@hatchery/platform/telemetry/logger';
 
 /**
  * Run by logging.ts in a process of its own, its stdout discarded: writes the

@@ -6,12 +6,12 @@ import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { SignatureV4 } from '@smithy/signature-v4';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { AwsClient, AwsError, retryPolicy, type AwsRequest } from '@hatchery/core/aws/client';
-import { signRequest, type Credentials, type SignableRequest } from '@hatchery/core/aws/signature';
-import { DynamoClient } from '@hatchery/core/dynamo/client';
+import { AwsClient, AwsError, retryPolicy, type AwsRequest } from '@hatchery/platform/aws/client';
+import { signRequest, type Credentials, type SignableRequest } from '@hatchery/platform/aws/signature';
+import { DynamoClient } from '@hatchery/platform/aws/dynamo';
 import { ensureTable } from '@hatchery/core/dynamo/table';
 import { connectionItem, connectionKeys, connectionStore, shardOf } from '@hatchery/core/realtime/connections';
-import { hubConnections, ManagementClient } from '@hatchery/core/realtime/management';
+import { hubConnections, ManagementClient } from '@hatchery/platform/aws/management';
 import { startDynalite } from '@hatchery/local/dynamo';
 
 /**

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { linkWalletBodySchema } from '@hatchery/core/accounts/wire';
-import { loadConfig } from '@hatchery/core/config';
+import { loadConfig } from '@hatchery/platform/config';
 import { AppError, type FieldErrors } from '@hatchery/core/errors';
 import { pageQuerySchema } from '@hatchery/core/query/page-query';
 import { negotiateQuerySchema } from '@hatchery/core/realtime/protocol';

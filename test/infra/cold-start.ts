@@ -6,7 +6,7 @@ import { promisify } from 'node:util';
 import { gzipSync } from 'node:zlib';
 import { CreateTableCommand, DynamoDBClient, ResourceInUseException } from '@aws-sdk/client-dynamodb';
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
-import * as z from '@hatchery/core/schema';
+import * as z from '@hatchery/platform/schema';
 import { createTableInput } from '@hatchery/core/dynamo/table';
 import { originVerifyHeader } from '@hatchery/core/origin-verify';
 import { httpRoutes, type HttpRoute } from '@hatchery/functions/routes';

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { config } from '@hatchery/core/config';
+import { config } from '@hatchery/platform/config';
 import { shardOf } from '@hatchery/core/realtime/connections';
 import { marketChangedMessage } from '@hatchery/core/realtime/events';
 import { fanOutHandler } from '@hatchery/functions/routes/realtime';

@@ -1,7 +1,7 @@
 import { Writable } from 'node:stream';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { limits } from '@hatchery/core/limits';
-import { useLogDestination } from '@hatchery/core/logger';
+import { useLogDestination } from '@hatchery/platform/telemetry/logger';
 import { startTestStack, type TestStack } from '../support/stack';
 
 /** Issue 11 item 5: the embedded PostgreSQL, killed, comes back by itself on the same data, and the service recovers. */

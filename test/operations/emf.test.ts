@@ -1,7 +1,7 @@
 import { Metrics as PowertoolsMetrics } from '@aws-lambda-powertools/metrics';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { metricsDisabled, type EmfOutput } from '@hatchery/core/emf';
-import { createMetrics, metricCatalog, setEmfSink, type Metrics } from '@hatchery/core/metrics';
+import { metricsDisabled, type EmfOutput } from '@hatchery/platform/telemetry/emf';
+import { createMetrics, metricCatalog, setEmfSink, type Metrics } from '@hatchery/platform/telemetry/metrics';
 
 /**
  * The service writes its EMF documents itself (core/emf.ts); these are the

@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { metricCatalog, type MetricName } from '@hatchery/core/metrics';
+import { metricCatalog, type MetricName } from '@hatchery/platform/telemetry/metrics';
 import { connectionStore, shardOf } from '@hatchery/core/realtime/connections';
 import { marketChangedMessage } from '@hatchery/core/realtime/events';
 import { fanOutHandler } from '@hatchery/functions/routes/realtime';

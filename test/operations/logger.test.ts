@@ -1,6 +1,6 @@
 import { pino } from 'pino';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { addLogContext, clearLogContext, logger, redactedPaths, useLogDestination, type Logger } from '@hatchery/core/logger';
+import { addLogContext, clearLogContext, logger, redactedPaths, useLogDestination, type Logger } from '@hatchery/platform/telemetry/logger';
 
 /**
  * The service's logger writes pino's line format (the local stack's pretty

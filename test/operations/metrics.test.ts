@@ -1,6 +1,6 @@
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { metricCatalog } from '@hatchery/core/metrics';
+import { metricCatalog } from '@hatchery/platform/telemetry/metrics';
 import { connectionStore, shardOf } from '@hatchery/core/realtime/connections';
 import { marketChangedMessage } from '@hatchery/core/realtime/events';
 import { localFanOutFunction } from '@hatchery/local/stack';

@@ -8,7 +8,7 @@ describe('held lines', () => {
   afterEach(() => vi.mocked(fs.writeSync).mockReset());
 
   it('writes the lines written between hold and release with one write, in order, and others at once', async () => {
-    const { holdLines, releaseLines, writeLine } = await import('@hatchery/core/stdout');
+    const { holdLines, releaseLines, writeLine } = await import('@hatchery/platform/stdout');
     const written: string[] = [];
     vi.mocked(fs.writeSync).mockImplementation(((_fd: number, data: string | Uint8Array) => {
       const text = typeof data === 'string' ? data : Buffer.from(data).toString();
@@ -27,7 +27,7 @@ describe('held lines', () => {
   });
 
   it('finishes a partial write from where it stopped, and retries one the pipe refused (EAGAIN)', async () => {
-    const { writeLine } = await import('@hatchery/core/stdout');
+    const { writeLine } = await import('@hatchery/platform/stdout');
     const chunks: string[] = [];
     let call = 0;
     vi.mocked(fs.writeSync).mockImplementation(((_fd: number, data: string | Uint8Array, offset?: number) => {

@@ -6,7 +6,7 @@ import { xrayDaemon } from './lambda';
  * UDP socket: nesting, times, and a failure recorded as a fault with its cause.
  */
 let daemon: Awaited<ReturnType<typeof xrayDaemon>>;
-let tracing: typeof import('@hatchery/core/tracing');
+let tracing: typeof import('@hatchery/platform/telemetry/tracing');
 
 beforeAll(async () => {
   daemon = await xrayDaemon();
@@ -14,7 +14,7 @@ beforeAll(async () => {
   vi.stubEnv('AWS_XRAY_DAEMON_ADDRESS', `tcp:127.0.0.1:1 udp:127.0.0.1:${daemon.port}`);
   vi.stubEnv('_HANDLER', 'index.handler');
   vi.resetModules();
-  tracing = await import('@hatchery/core/tracing');
+  tracing = await import('@hatchery/platform/telemetry/tracing');
 });
 
 afterAll(async () => {

@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { createMetrics, setEmfSink } from '@hatchery/core/metrics';
+import { createMetrics, setEmfSink } from '@hatchery/platform/telemetry/metrics';
 import { responseFigures } from '@hatchery/functions/middleware/metrics';
 import { listenerMetrics } from '@hatchery/listener/metrics';
 import { metricsRegistry, parseEmf, type EmfDocument } from '@hatchery/local/metrics';

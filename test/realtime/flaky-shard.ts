@@ -1,5 +1,5 @@
 import type { Context } from 'aws-lambda';
-import { dynamo, tableName } from '@hatchery/core/dynamo/client';
+import { dynamo, tableName } from '@hatchery/platform/aws/dynamo';
 import { shardJobSchema } from '@hatchery/core/realtime/fan-out';
 
 /** The marker that makes the next invocation for a shard fail once (the test puts it; whichever worker runs that invocation takes it). */

@@ -15,7 +15,7 @@ import { limits } from '@hatchery/core/limits';
 import { connectionStore, shardOf } from '@hatchery/core/realtime/connections';
 import { marketChangedMessage } from '@hatchery/core/realtime/events';
 import { deliverShard, type FanOutParts } from '@hatchery/core/realtime/fan-out';
-import { hubConnections, ManagementClient } from '@hatchery/core/realtime/management';
+import { hubConnections, ManagementClient } from '@hatchery/platform/aws/management';
 import { hubErrors } from '@hatchery/core/realtime/hub';
 import { messages, splitRecords } from '@hatchery/core/realtime/protocol';
 import { startTestStack, type TestStack } from '../support/stack';

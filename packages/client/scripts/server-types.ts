@@ -1,6 +1,6 @@
 import type { FieldType } from '@hatchery/core/query/compile';
 import type { ForgeFulfilled, hubEvents, MarketChanged } from '@hatchery/core/realtime/events';
-import type * as z from '@hatchery/core/schema';
+import type * as z from '@hatchery/platform/schema';
 import type { httpRoutes } from '@hatchery/functions/routes';
 import type { hubPath } from '@hatchery/functions/routes/realtime';
 import type { problemSchema } from '@hatchery/functions/schemas';

@@ -1,4 +1,4 @@
-import { config } from './config';
+import { config } from '@hatchery/platform/config';
 
 export interface CorsPolicy {
   origins: readonly string[];

@@ -1,10 +1,10 @@
 import pg from 'pg';
-import { config } from './config';
+import { config } from '@hatchery/platform/config';
 import { isDatabaseUnavailable } from './errors';
 import { limits } from './limits';
-import { logger } from './logger';
-import { recordDatabaseRetry, recordDatabaseTime } from './metrics';
-import { traced } from './tracing';
+import { logger } from '@hatchery/platform/telemetry/logger';
+import { recordDatabaseRetry, recordDatabaseTime } from '@hatchery/platform/telemetry/metrics';
+import { traced } from '@hatchery/platform/telemetry/tracing';
 
 let pool: pg.Pool | undefined;
 

@@ -1,5 +1,5 @@
 import { freshnessSchema } from './indexer/freshness';
-import * as z from './schema';
+import * as z from '@hatchery/platform/schema';
 
 export const healthSchema = z.object({
   status: z.literal('ok'),

@@ -1,7 +1,7 @@
 import { AppError, errorKinds, toProblem, type ErrorKind } from '@hatchery/core/errors';
 import { limits } from '@hatchery/core/limits';
 import type { FieldMap, FieldType } from '@hatchery/core/query/compile';
-import * as z from '@hatchery/core/schema';
+import * as z from '@hatchery/platform/schema';
 import { httpRoutes, type HttpRoute } from './routes';
 import { exampleWallet, problemSchema } from './schemas';
 

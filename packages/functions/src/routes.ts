@@ -1,5 +1,5 @@
 import type { ListSource } from '@hatchery/core/query/page-query';
-import type * as z from '@hatchery/core/schema';
+import type * as z from '@hatchery/platform/schema';
 import type { InputSchemas } from './middleware/validate-input';
 import { accountRoutes } from './routes/accounts';
 import { foundationRoutes } from './routes/foundation';

@@ -1,5 +1,5 @@
 import { patterns } from '@hatchery/core/limits';
-import * as z from '@hatchery/core/schema';
+import * as z from '@hatchery/platform/schema';
 
 /**
  * A wallet of the local stack's demo data that owns unburned NFTs, staked

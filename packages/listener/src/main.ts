@@ -1,6 +1,6 @@
 import { defaultProvider } from '@aws-sdk/credential-provider-node';
-import { useCredentials } from '@hatchery/core/aws/client';
-import { logger } from '@hatchery/core/logger';
+import { useCredentials } from '@hatchery/platform/aws/client';
+import { logger } from '@hatchery/platform/telemetry/logger';
 import { Listener } from './listener';
 
 /**

@@ -1,4 +1,4 @@
-import { createMetrics, listenerDocuments, metricCatalog, publishWith, type ListenerEventKind, type Metrics } from '@hatchery/core/metrics';
+import { createMetrics, listenerDocuments, metricCatalog, publishWith, type ListenerEventKind, type Metrics } from '@hatchery/platform/telemetry/metrics';
 
 type ReadMetric = (typeof listenerDocuments.read.metrics)[number];
 type EventMetric = (typeof listenerDocuments.event.metrics)[number];

@@ -1,5 +1,5 @@
 import { InvokeCommand, LambdaClient } from '@aws-sdk/client-lambda';
-import { config } from '@hatchery/core/config';
+import { config } from '@hatchery/platform/config';
 import { deliverShard, type Delivery, type FanOutParts, type ShardJob } from '@hatchery/core/realtime/fan-out';
 
 /**

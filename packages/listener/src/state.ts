@@ -1,4 +1,4 @@
-import { dynamo, tableName, type DynamoClient } from '@hatchery/core/dynamo/client';
+import { dynamo, tableName, type DynamoClient } from '@hatchery/platform/aws/dynamo';
 import type { ForgeCursor, ListingsSnapshot } from '@hatchery/core/realtime/changes';
 
 /** What the leading listener has already reported: the last listings snapshot and the forge cursor. */

@@ -1,6 +1,6 @@
 import { storeSummary } from '@hatchery/core/indexer/summary-store';
 import type { Queryable } from '@hatchery/core/db';
-import type { Logger } from '@hatchery/core/logger';
+import type { Logger } from '@hatchery/platform/telemetry/logger';
 import { coalesce } from './coalesce';
 
 export interface SummaryTiming {

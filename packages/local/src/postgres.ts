@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { promisify } from 'node:util';
 import pg from 'pg';
-import { logger } from '@hatchery/core/logger';
+import { logger } from '@hatchery/platform/telemetry/logger';
 import { limits } from '@hatchery/core/limits';
 import { freePort } from './ports';
 

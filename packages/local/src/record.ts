@@ -1,6 +1,6 @@
 import { mkdir, open, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import * as z from '@hatchery/core/schema';
+import * as z from '@hatchery/platform/schema';
 import { isAlive, stopOrphanedPostgres } from './postgres';
 
 /**

@@ -1,5 +1,5 @@
 import { resolve } from 'node:path';
-import * as z from '@hatchery/core/schema';
+import * as z from '@hatchery/platform/schema';
 import { StartupError } from './record';
 
 /** `schema`, where an empty variable counts as unset, as in the service's configuration. */
@@ -8,7 +8,7 @@ function unsetWhenEmpty<T extends z.ZodMiniType>(schema: T) {
   return z.pipe(z.transform((value: unknown) => (value === '' ? undefined : value)), schema);
 }
 
-/** The variables only the local commands read (npm start, token, simulate); the service's own are in @hatchery/core/config. */
+/** The variables only the local commands read (npm start, token, simulate); the service's own are in @hatchery/platform/config. */
 export const localSettingsSchema = z.object({
   PORT: unsetWhenEmpty(z._default(z.coerce.number().check(z.int(), z.gte(0), z.lte(65_535)), 3000)),
   HATCHERY_DATA_DIR: unsetWhenEmpty(z.pipe(z._default(z.string(), '.hatchery'), z.transform((dir: string) => resolve(dir)))),

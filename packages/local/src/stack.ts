@@ -1,13 +1,13 @@
 import { join } from 'node:path';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import pg from 'pg';
-import { config, configSchema } from '@hatchery/core/config';
+import { config, configSchema } from '@hatchery/platform/config';
 import { limits } from '@hatchery/core/limits';
-import { logger } from '@hatchery/core/logger';
+import { logger } from '@hatchery/platform/telemetry/logger';
 import { closeDb } from '@hatchery/core/db';
 import { indexerTable } from '@hatchery/core/indexer/names';
 import { ensureTable } from '@hatchery/core/dynamo/table';
-import { setEmfSink } from '@hatchery/core/metrics';
+import { setEmfSink } from '@hatchery/platform/telemetry/metrics';
 import { migrate } from '@hatchery/core/migrate';
 import { httpRoutes } from '@hatchery/functions/routes';
 import { fanOutHandler, hubPath, wsRoutes } from '@hatchery/functions/routes/realtime';

@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { relative } from 'node:path';
 import pretty from 'pino-pretty';
 import { indexerSchema } from '@hatchery/core/indexer/names';
-import { logger, useLogDestination } from '@hatchery/core/logger';
+import { logger, useLogDestination } from '@hatchery/platform/telemetry/logger';
 import { demoSizes } from './demo-data';
 import { StartupError } from './record';
 import { localSettings, type LocalSettings } from './settings';

@@ -1,5 +1,5 @@
 import * as signalR from '@microsoft/signalr';
-import type * as z from '@hatchery/core/schema';
+import type * as z from '@hatchery/platform/schema';
 import { httpRoutes, type HttpRoute } from '@hatchery/functions/routes';
 import { hubPath } from '@hatchery/functions/routes/realtime';
 import { exampleWallet, problemSchema } from '@hatchery/functions/schemas';

@@ -1,9 +1,9 @@
 import { randomBytes } from 'node:crypto';
 import { AppError } from '../errors';
-import { config } from '../config';
+import { config } from '@hatchery/platform/config';
 import { transaction, type Queryable } from '../db';
 import { limits } from '../limits';
-import { addMetric } from '../metrics';
+import { addMetric } from '@hatchery/platform/telemetry/metrics';
 import { lockAccount } from './account';
 import type { ChallengeDto } from './wire';
 

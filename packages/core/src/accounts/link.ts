@@ -2,7 +2,7 @@ import { recoverMessageAddress, type Hex } from 'viem';
 import { AppError, isUniqueViolation, validationError } from '../errors';
 import { transaction } from '../db';
 import { patterns } from '../limits';
-import { addMetric, countLinkFailure, type WalletLinkFailure } from '../metrics';
+import { addMetric, countLinkFailure, type WalletLinkFailure } from '@hatchery/platform/telemetry/metrics';
 import { accountColumns, lockAccount, toAccountDto, type AccountRow } from './account';
 import { liveChallenge } from './challenge';
 import type { AccountDto, LinkWalletBody } from './wire';

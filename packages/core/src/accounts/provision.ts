@@ -1,7 +1,7 @@
 import { AppError, validationError } from '../errors';
 import { query } from '../db';
 import { patterns } from '../limits';
-import { addMetric } from '../metrics';
+import { addMetric } from '@hatchery/platform/telemetry/metrics';
 import { findAccount } from './account';
 import type { Identity } from './identity';
 

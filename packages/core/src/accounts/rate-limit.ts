@@ -1,8 +1,8 @@
 import { AppError } from '../errors';
-import { config } from '../config';
-import { dynamo, tableName } from '../dynamo/client';
+import { config } from '@hatchery/platform/config';
+import { dynamo, tableName } from '@hatchery/platform/aws/dynamo';
 import { tableDefinition } from '../dynamo/table';
-import { logger } from '../logger';
+import { logger } from '@hatchery/platform/telemetry/logger';
 
 export interface RateLimitRule {
   /** Part of the counter's key, so rules never share counters. */

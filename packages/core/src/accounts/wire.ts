@@ -1,6 +1,6 @@
 import { addressString } from '../indexer/wire';
 import { limits, patterns } from '../limits';
-import * as z from '../schema';
+import * as z from '@hatchery/platform/schema';
 
 /** What the account endpoints take and answer (SPEC.md "Resources"); kept free of data access so the route table stays light. */
 

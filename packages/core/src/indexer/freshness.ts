@@ -1,6 +1,6 @@
 import { limits } from '../limits';
 import { bigIntString } from './wire';
-import * as z from '../schema';
+import * as z from '@hatchery/platform/schema';
 
 export const chainFreshnessSchema = z.object({
   chainId: z.int().check(z.describe('The chain, by its EIP-155 id.')),

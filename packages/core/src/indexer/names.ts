@@ -1,4 +1,4 @@
-import { configSchema } from '../config';
+import { configSchema } from '@hatchery/platform/config';
 
 let resolved: { raw: string | undefined; schema: string } | undefined;
 

@@ -1,5 +1,5 @@
 import { addressString, bigIntString } from './wire';
-import * as z from '../schema';
+import * as z from '@hatchery/platform/schema';
 
 export const referralInfoSchema = z.object({
   code: z.optional(bigIntString).check(z.describe('Absent when the address never registered as a referrer.')),

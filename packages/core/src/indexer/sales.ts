@@ -2,7 +2,7 @@ import type { ListSource } from '../query/page-query';
 import type { FieldMap } from '../query/compile';
 import { addressString, bigIntString } from './wire';
 import { indexerTable } from './names';
-import * as z from '../schema';
+import * as z from '@hatchery/platform/schema';
 
 export const saleSchema = z.object({
   tokenId: bigIntString,

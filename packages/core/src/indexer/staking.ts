@@ -2,7 +2,7 @@ import type { ListSource } from '../query/page-query';
 import type { FieldMap, Params } from '../query/compile';
 import { bigIntString, indexerAddress } from './wire';
 import { indexerTable } from './names';
-import * as z from '../schema';
+import * as z from '@hatchery/platform/schema';
 
 export const stakingPairSchema = z.object({
   pairId: bigIntString,

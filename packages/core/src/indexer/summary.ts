@@ -1,4 +1,4 @@
-import * as z from '../schema';
+import * as z from '@hatchery/platform/schema';
 import { bigIntString } from './wire';
 
 export const summarySchema = z.object({

@@ -1,4 +1,4 @@
-import * as z from '../schema';
+import * as z from '@hatchery/platform/schema';
 
 /** On-chain big integers travel as decimal strings of up to 78 digits (SPEC.md "General wire rules"). */
 export const bigIntString = z.string().check(z.regex(/^-?[0-9]{1,78}$/));

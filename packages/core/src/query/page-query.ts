@@ -1,6 +1,6 @@
 import { validationError } from '../errors';
 import { limits } from '../limits';
-import * as z from '../schema';
+import * as z from '@hatchery/platform/schema';
 import { compileFilter, compileOrder, orderBySql, Params, type FieldMap, type OrderSpec, type OrderTerm } from './compile';
 import { afterCondition, cursorBinding, decodeCursor, keyColumns } from './cursor';
 

@@ -1,4 +1,4 @@
-import { dynamo, tableName, type DynamoClient, type Operations } from '../dynamo/client';
+import { dynamo, tableName, type DynamoClient, type Operations } from '@hatchery/platform/aws/dynamo';
 import { limits } from '../limits';
 
 /**

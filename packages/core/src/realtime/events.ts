@@ -1,6 +1,6 @@
 import { bigIntString } from '../indexer/wire';
 import { messages, parseRecord, splitRecords } from './protocol';
-import * as z from '../schema';
+import * as z from '@hatchery/platform/schema';
 
 /** The two server-to-client events of SPEC.md "Events". */
 export const marketChangedSchema = z.object({

@@ -1,8 +1,8 @@
 import { limits } from '../limits';
-import * as z from '../schema';
-import type { Logger } from '../logger';
+import * as z from '@hatchery/platform/schema';
+import type { Logger } from '@hatchery/platform/telemetry/logger';
 import type { ConnectionStore } from './connections';
-import type { HubConnections } from './management';
+import type { HubConnections } from '@hatchery/platform/aws/management';
 
 export interface Delivery {
   sent: number;

@@ -1,5 +1,5 @@
 import { patterns } from '../limits';
-import type { Logger } from '../logger';
+import type { Logger } from '@hatchery/platform/telemetry/logger';
 import { hubProtocol, messages, parseRecord, splitRecords, type HubRecord } from './protocol';
 
 /** Errors whose message the client may read; anything else is reported without detail. */

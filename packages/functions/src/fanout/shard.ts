@@ -1,11 +1,11 @@
 import middy from '@middy/core';
 import type { Context } from 'aws-lambda';
-import { config } from '@hatchery/core/config';
+import { config } from '@hatchery/platform/config';
 import { limits } from '@hatchery/core/limits';
-import { logger } from '@hatchery/core/logger';
+import { logger } from '@hatchery/platform/telemetry/logger';
 import { connectionStore } from '@hatchery/core/realtime/connections';
 import { deliverShard, shardJobSchema, type Delivery } from '@hatchery/core/realtime/fan-out';
-import { hubConnections, managementClient } from '@hatchery/core/realtime/management';
+import { hubConnections, managementClient } from '@hatchery/platform/aws/management';
 import { publishMetrics, shardMetrics } from '../middleware/metrics';
 import { traceInvocation } from '../middleware/tracing';
 

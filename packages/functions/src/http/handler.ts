@@ -1,5 +1,5 @@
 import middy from '@middy/core';
-import type * as z from '@hatchery/core/schema';
+import type * as z from '@hatchery/platform/schema';
 import { allowedOriginOnly } from '../middleware/allowed-origin';
 import { limitBodySize } from '../middleware/body-size';
 import { cors } from '../middleware/cors';

@@ -1,5 +1,5 @@
 import middy from '@middy/core';
-import { config } from '@hatchery/core/config';
+import { config } from '@hatchery/platform/config';
 import { cameThroughRouter, originVerifyHeader } from '@hatchery/core/origin-verify';
 import { corsHeaders, preflightHeaders } from '../middleware/cors';
 import { addSecurityHeaders } from '../middleware/security-headers';

@@ -3,9 +3,9 @@ import { FetchError, JwtBaseError, JwtExpiredError, NonRetryableFetchError } fro
 import type { Fetcher } from 'aws-jwt-verify/https';
 import { SimpleJwksCache } from 'aws-jwt-verify/jwk';
 import { brokenIdTokenRule, identityFromClaims, issuerFor, type Identity } from '@hatchery/core/accounts/identity';
-import { config } from '@hatchery/core/config';
+import { config } from '@hatchery/platform/config';
 import { AppError } from '@hatchery/core/errors';
-import { addLogContext } from '@hatchery/core/logger';
+import { addLogContext } from '@hatchery/platform/telemetry/logger';
 import type { HttpMiddleware } from './types';
 
 class InvalidTokenError extends Error {}

@@ -1,6 +1,6 @@
 import type middy from '@middy/core';
 import type { Context } from 'aws-lambda';
-import { addMetric, metrics, takeDatabaseUse, type MetricName } from '@hatchery/core/metrics';
+import { addMetric, metrics, takeDatabaseUse, type MetricName } from '@hatchery/platform/telemetry/metrics';
 import { shardJobSchema, type Delivery } from '@hatchery/core/realtime/fan-out';
 import { eventOfFrame } from '@hatchery/core/realtime/events';
 

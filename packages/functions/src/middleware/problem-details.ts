@@ -1,6 +1,6 @@
 import type middy from '@middy/core';
 import { AppError, toProblem } from '@hatchery/core/errors';
-import { logger } from '@hatchery/core/logger';
+import { logger } from '@hatchery/platform/telemetry/logger';
 import type { LoggedContext } from './request-logger';
 
 interface StructuredResult {

@@ -1,6 +1,6 @@
 import { hitRateLimit, type RateLimitRule } from '@hatchery/core/accounts/rate-limit';
 import { AppError } from '@hatchery/core/errors';
-import { addMetric } from '@hatchery/core/metrics';
+import { addMetric } from '@hatchery/platform/telemetry/metrics';
 import { callerOf } from './caller';
 import type { HttpMiddleware } from './types';
 

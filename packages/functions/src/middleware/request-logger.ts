@@ -1,6 +1,6 @@
 import type middy from '@middy/core';
 import type { Context as LambdaContext } from 'aws-lambda';
-import { addLogContext, clearLogContext, logger, type LogContext, type Logger } from '@hatchery/core/logger';
+import { addLogContext, clearLogContext, logger, type LogContext, type Logger } from '@hatchery/platform/telemetry/logger';
 
 export interface LoggedContext extends LambdaContext {
   log: Logger;

@@ -1,6 +1,6 @@
 import type middy from '@middy/core';
 import type { Context } from 'aws-lambda';
-import { holdLines, releaseLines } from '@hatchery/core/stdout';
+import { holdLines, releaseLines } from '@hatchery/platform/stdout';
 
 /**
  * The lines a request writes as it ends (its log line, its metrics) leave

@@ -1,4 +1,4 @@
-import { config } from '@hatchery/core/config';
+import { config } from '@hatchery/platform/config';
 import { AppError } from '@hatchery/core/errors';
 import { cameThroughRouter, originVerifyHeader } from '@hatchery/core/origin-verify';
 import type { HttpMiddleware } from './types';

@@ -1,6 +1,6 @@
 import type middy from '@middy/core';
 import type { Context } from 'aws-lambda';
-import { startInvocationTrace } from '@hatchery/core/tracing';
+import { startInvocationTrace } from '@hatchery/platform/telemetry/tracing';
 
 /**
  * The invocation as an X-Ray subsegment holding its database and AWS calls,

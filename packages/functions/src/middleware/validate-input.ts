@@ -1,5 +1,5 @@
 import { AppError, type FieldErrors } from '@hatchery/core/errors';
-import type * as z from '@hatchery/core/schema';
+import type * as z from '@hatchery/platform/schema';
 import type { HttpMiddleware } from './types';
 
 export interface InputSchemas {

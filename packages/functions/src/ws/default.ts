@@ -1,8 +1,8 @@
 import { connectionStore } from '@hatchery/core/realtime/connections';
 import { limits } from '@hatchery/core/limits';
-import { addMetric } from '@hatchery/core/metrics';
+import { addMetric } from '@hatchery/platform/telemetry/metrics';
 import { HubError, handleMessage, hubErrors, repliesAsPosts, type HubGroups } from '@hatchery/core/realtime/hub';
-import { hubConnections, managementClient, managementEndpoint } from '@hatchery/core/realtime/management';
+import { hubConnections, managementClient, managementEndpoint } from '@hatchery/platform/aws/management';
 import type { WsEvent } from '../routes/realtime';
 import { wsHandler } from './handler';
 

@@ -1,5 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { Logger } from '@hatchery/core/logger';
+import type { Logger } from '@hatchery/platform/telemetry/logger';
 import type { LocalEndpoint } from './server';
 import { FunctionError, type WorkerPool } from './workers';
 

@@ -5,7 +5,7 @@ import { WebSocketServer, type RawData, type WebSocket } from 'ws';
 import { AppError, toProblem } from '@hatchery/core/errors';
 import { limits } from '@hatchery/core/limits';
 import { securityHeaders } from '@hatchery/core/security-headers';
-import { logger } from '@hatchery/core/logger';
+import { logger } from '@hatchery/platform/telemetry/logger';
 import type { WsEvent, WsResult, WsRoute } from '@hatchery/functions/routes/realtime';
 import { lambdaContext, loadHandler } from './lambda';
 

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { setPriority } from 'node:os';
 import { parentPort } from 'node:worker_threads';
-import { setEmfSink } from '@hatchery/core/metrics';
+import { setEmfSink } from '@hatchery/platform/telemetry/metrics';
 import { lambdaContext, loadHandler } from './lambda';
 import type { WorkerReply, WorkerRequest } from './workers';
 

@@ -1,7 +1,7 @@
 import { availableParallelism } from 'node:os';
 import { SHARE_ENV, Worker } from 'node:worker_threads';
 import { limits } from '@hatchery/core/limits';
-import { emitEmf, type EmfSink } from '@hatchery/core/metrics';
+import { emitEmf, type EmfSink } from '@hatchery/platform/telemetry/metrics';
 
 export interface WorkerRequest {
   handler: string;

@@ -1,7 +1,7 @@
 import { marshall, unmarshall, type NativeAttributeValue } from '@aws-sdk/util-dynamodb';
-import { AwsClient, type CredentialsProvider } from '../aws/client';
+import { AwsClient, type CredentialsProvider } from './client';
 import { config } from '../config';
-import { traced } from '../tracing';
+import { traced } from '../telemetry/tracing';
 
 /** An item, a key or a map of expression values as the code writes them: plain values, marshalled on the way (as lib-dynamodb's document client does). */
 export type Item = Record<string, NativeAttributeValue>;

@@ -7,7 +7,7 @@ import { config } from 'zod/mini';
  * every function), with the English messages classic zod loads by default and
  * zod/mini does not ("Invalid input" for everything otherwise). Field messages
  * reach clients in 422 bodies, so every module takes zod from here, as
- * `import * as z from '@hatchery/core/schema'`, and none can leave the locale
+ * `import * as z from '@hatchery/platform/schema'`, and none can leave the locale
  * out. A namespace import keeps the bundles small: esbuild drops the zod
  * functions a module never names, which it cannot do through a re-exported
  * namespace object (`export { z }` would bring all of zod and its 50 locales).

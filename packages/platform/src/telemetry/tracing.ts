@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { Socket } from 'node:dgram';
-import { invocationScoped } from './invocation';
+import { invocationScoped } from '../invocation';
 import { metricsService } from './metrics';
 
 /**

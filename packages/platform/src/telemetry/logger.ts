@@ -1,5 +1,5 @@
-import { invocationScoped } from './invocation';
-import { writeLine } from './stdout';
+import { invocationScoped } from '../invocation';
+import { writeLine } from '../stdout';
 
 /** What identifies the invocation in every line logged while it runs, from whichever module logs it. */
 export interface LogContext {

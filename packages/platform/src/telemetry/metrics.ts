@@ -1,7 +1,7 @@
-import { configSchema } from './config';
+import { configSchema } from '../config';
 import { metricsDisabled, noMetrics, serialize, store, type EmfOutput, type MetricUnit, type StoredMetrics } from './emf';
-import { invocationScoped } from './invocation';
-import { writeLine } from './stdout';
+import { invocationScoped } from '../invocation';
+import { writeLine } from '../stdout';
 
 /**
  * Every metric the service emits, in CloudWatch's embedded metric format

@@ -1,7 +1,7 @@
-import { AwsClient, type AwsClientOptions } from '../aws/client';
-import { escapeUri } from '../aws/signature';
+import { AwsClient, type AwsClientOptions } from './client';
+import { escapeUri } from './signature';
 import { config } from '../config';
-import { traced } from '../tracing';
+import { traced } from '../telemetry/tracing';
 
 /**
  * Sending to hub connections through API Gateway's management API
