@@ -1,9 +1,11 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import pg from 'pg';
 import { createIndexerSchema } from '@hatchery/core/indexer/schema';
 import { patterns } from '@hatchery/core/limits';
 import { demoAddress } from './demo-data';
+import { followLauncher } from './launcher';
 import { findRunningStack, StartupError } from './record';
 import { localSettings } from './settings';
 import { indexerTable, notificationChannel } from '@hatchery/core/indexer/names';
@@ -156,13 +158,15 @@ async function simulate(): Promise<void> {
     },
   ];
 
-  let stopping = false;
-  process.once('SIGINT', () => (stopping = true));
-  process.once('SIGTERM', () => (stopping = true));
-  for (let step = 0; step < steps && !stopping; step++, block++) {
+  // A signal ends the wait between blocks at once; a block being written is finished first, so none is left half-made.
+  const stopping = new AbortController();
+  const stop = () => stopping.abort();
+  for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.on(signal, stop);
+  followLauncher(stop);
+  for (let step = 0; step < steps && !stopping.signal.aborted; step++, block++) {
     const what = await actions[step % actions.length]!();
     console.log(`block ${block}: ${what}`);
-    if (step + 1 < steps) await new Promise((resolve) => setTimeout(resolve, everyMs));
+    if (step + 1 < steps) await sleep(everyMs, undefined, { signal: stopping.signal }).catch(() => undefined);
   }
   await pool.end();
 }

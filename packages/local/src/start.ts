@@ -1,9 +1,9 @@
-import { readFileSync } from 'node:fs';
 import { relative } from 'node:path';
 import pretty from 'pino-pretty';
 import { indexerSchema } from '@hatchery/core/indexer/names';
 import { logger, useLogDestination } from '@hatchery/platform/telemetry/logger';
 import { demoSizes } from './demo-data';
+import { followLauncher } from './launcher';
 import { StartupError } from './record';
 import { localSettings, type LocalSettings } from './settings';
 import { startStack, type RunningStack } from './stack';
@@ -36,25 +36,6 @@ function banner(stack: RunningStack, settings: LocalSettings, seconds: number, d
   ].join('\n');
 }
 
-/** A process's parent, from /proc on Linux (undefined once the process is gone); elsewhere only this process's own. */
-function parentOf(pid: number): number | undefined {
-  if (pid === process.pid) return process.ppid;
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    // pid (comm) state ppid …: the command may hold spaces and parentheses, so read after the last ')'.
-    return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
-  } catch {
-    return undefined;
-  }
-}
-
-/** The processes that launched the stack, each with the parent it must keep: this one's, and under npm, its shell's. */
-function launchers(): { pid: number; parent: number | undefined }[] {
-  const chain: { pid: number; parent: number | undefined }[] = [{ pid: process.pid, parent: process.ppid }];
-  if (process.env.npm_lifecycle_event) chain.push({ pid: process.ppid, parent: parentOf(process.ppid) });
-  return chain.filter(({ parent }) => parent !== undefined && parent > 1);
-}
-
 function fail(error: unknown): never {
   const message = error instanceof Error ? error.message : String(error);
   if (!(error instanceof StartupError)) logger().debug({ err: error }, 'start-up failed');
@@ -80,11 +61,8 @@ async function main(): Promise<void> {
   };
   // SIGHUP: the terminal went away. The stack runs in the foreground of its terminal, so it goes with it.
   for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.on(signal, () => stop(signal));
-  // npm and the shell above may exit without passing a signal on (a process manager's SIGTERM to npm alone, a SIGKILL to
-  // either): the stack goes with them. npm runs a script through `sh -c`, whose shell outlives a killed npm, so under npm
-  // the shell's parent is watched too.
-  const watched = launchers();
-  setInterval(() => watched.some(({ pid, parent }) => parentOf(pid) !== parent) && stop('parent process exited'), 500).unref();
+  // npm may go without passing a signal on (a SIGKILL): the stack goes with it.
+  followLauncher(() => stop('parent process exited'));
 
   const started = performance.now();
   const databaseUrl = process.env.DATABASE_URL || undefined;
