@@ -29,6 +29,9 @@ export default $config({
     const { metricsNamespace } = await import('./infra/functions');
     const { hubPath } = await import('./packages/functions/src/routes/realtime');
 
+    const { protectStatefulResources } = await import('./infra/protection');
+    if ($app.protect) protectStatefulResources();
+
     const settings = deploySettings();
     const vpc = createNetwork(settings);
     const secrets = createSecrets();

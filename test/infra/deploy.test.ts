@@ -20,6 +20,8 @@ import { fanOutHandler, hubPath, wsRoutes } from '@hatchery/functions/routes/rea
 import type { DeployResult } from './sst/deploy';
 import { deployedFunctions, inputs, ofType, only, plainStrings, reveal, routesOf, state, type DeployedFunction } from './sst/deployed';
 import { ensurePlatform } from './sst/platform';
+import { buildRecord, dataLosingChanges, readRecord, writeRecord } from './stateful';
+import { statefulResources } from '../../infra/stateful';
 import { inBatches, runDeploy } from './sst/run';
 import { listenerMetrics } from '@hatchery/listener/metrics';
 import { lambdaRuntime, nodeMajor } from '../../infra/runtime';
@@ -52,11 +54,15 @@ const variants = {
     },
   },
   wafOff: { stage: 'dev', env: { ...secrets, IP_RATE_LIMIT_PER_SECOND: '0' } },
+  /** A config that loses data on purpose (test/infra/fixtures/data-losing.config.ts), deployed to the other protected stage. */
+  dataLosing: { stage: 'production', env: secrets, config: 'test/infra/fixtures/data-losing.config.ts' },
   missingSecret: { stage: 'dev', env: { SST_SECRET_CorsOrigins: '' } },
   invalidSetting: { stage: 'dev', env: { ...secrets, HATCHERY_NAT: 'nat-gateway' } },
 } as const;
 
 type Variant = keyof typeof variants;
+/** The variants a platform team can deploy: the upgrade check's record covers each of them. */
+const recordedVariants = ['dev', 'prod', 'existingDatabase', 'tuned', 'wafOff'] as const satisfies Variant[];
 const deploys = {} as Record<Variant, DeployResult>;
 let started = 0;
 
@@ -688,5 +694,42 @@ describe('stages', () => {
     expect(deploys.missingSecret.error).toMatch(/IdpProjectId/);
     expect(deploys.missingSecret.error).toMatch(/sst secret set/);
     expect(deploys.invalidSetting.error).toMatch(/HATCHERY_NAT/);
+  });
+});
+
+describe('upgrades (docs/deploying.md, Upgrading)', () => {
+  it('delete or replace nothing that holds data: each variant’s stateful resources are the record’s, URNs and inputs', () => {
+    if (process.env.UPDATE_STATEFUL_RECORD === '1') writeRecord(buildRecord(Object.fromEntries(recordedVariants.map((name) => [name, deployed(name)]))));
+    const record = readRecord();
+    expect(new Set(record.resources.flatMap((entry) => entry.variants))).toEqual(new Set(recordedVariants));
+    expect(recordedVariants.flatMap((name) => dataLosingChanges(record, name, deployed(name)))).toEqual([]);
+  });
+
+  it('name the resource and what it holds when a transform renames the table, its key schema changes and the database gets another identifier', () => {
+    expect(dataLosingChanges(readRecord(), 'prod', deployed('dataLosing'))).toEqual([
+      expect.stringMatching(/^prod: aws:dynamodb\/table:Table TableTable's attributes changes from .*"pk".* to .*"connectionId".*: review what this does to the hub’s connections/),
+      expect.stringMatching(/^prod: aws:dynamodb\/table:Table TableTable's hashKey changes from "pk" to "connectionId": the AWS provider replaces the resource on this input, deleting the hub’s connections and groups and the rate-limit counters\.$/),
+      expect.stringMatching(/^prod: aws:dynamodb\/table:Table TableTable's name changes from "hatchery-<stage>-TableTable-<random>" to "hatchery-connections": the AWS provider replaces the resource/),
+      expect.stringMatching(/^prod: aws:rds\/instance:Instance DatabaseInstance's identifier changes from "hatchery-<stage>-databaseinstance-<random>" to "hatchery-db-1": the AWS provider replaces the resource on this input, deleting the database: accounts, linked wallets/),
+      expect.stringMatching(/^prod: aws:rds\/proxyTarget:ProxyTarget DatabaseProxyTarget's dbInstanceIdentifier changes from "hatchery-<stage>-databaseinstance-<random>" to "hatchery-db-1": review/),
+    ]);
+  });
+
+  it('find a stateful resource gone from the config, and one the record lacks', () => {
+    const result = deployed('dev');
+    const withoutTable = { ...result, resources: result.resources.filter((resource) => resource.type !== 'aws:dynamodb/table:Table') };
+    expect(dataLosingChanges(readRecord(), 'dev', withoutTable)).toEqual([expect.stringMatching(/^dev: aws:dynamodb\/table:Table TableTable is gone .*: the deploy deletes it, and with it the hub’s connections/)]);
+    expect(dataLosingChanges(readRecord(), 'existingDatabase', result)).toEqual(
+      expect.arrayContaining([expect.stringMatching(/^existingDatabase: aws:rds\/instance:Instance DatabaseInstance holds the database.* and is not in the record: record it\.$/)]),
+    );
+  });
+
+  it('protect and retain every stateful resource in prod and production, so Pulumi refuses a replace there; other stages protect nothing', () => {
+    for (const name of ['prod', 'dataLosing'] as const) {
+      const stateful = deployed(name).resources.filter((resource) => resource.type in statefulResources);
+      expect(stateful.length, name).toBeGreaterThan(30);
+      for (const resource of stateful) expect({ name: resource.name, protect: resource.protect, retainOnDelete: resource.retainOnDelete }, name).toEqual({ name: resource.name, protect: true, retainOnDelete: true });
+    }
+    expect(deployed('dev').resources.filter((resource) => resource.protect)).toEqual([]);
   });
 });

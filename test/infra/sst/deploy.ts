@@ -24,11 +24,15 @@ export interface DeployRequest {
   stage: string;
   /** Variables of the deploying shell: the platform team's settings and the stage's secrets (SST_SECRET_<Name>). */
   env: Record<string, string>;
+  /** Another config to run instead of sst.config.ts, from the repository root (a fixture that changes the app on purpose). */
+  config?: string;
 }
 
 export interface RecordedResource {
   type: string;
   name: string;
+  /** Pulumi's URN: what its state is keyed by, so a changed URN is a resource deleted and another created. */
+  urn?: string;
   /** The physical id the mocks gave it. */
   id?: string;
   custom: boolean;
@@ -40,6 +44,8 @@ export interface RecordedResource {
   dependsOn: string[];
   /** Kept in AWS when removed from the program (SST's `removal: retain` sets it on data resources). */
   retainOnDelete?: boolean;
+  /** Pulumi refuses to delete it (and so to replace it) while this is set. */
+  protect?: boolean;
 }
 
 export interface BuiltFunction {
@@ -151,6 +157,9 @@ function startCli(work: string, artifacts: string, builds: DeployResult['builds'
   return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve(server)));
 }
 
+/** A registered resource's URN, which the engine (here the mocks' monitor) assigned. */
+const urnOf = (resource: { urn: unknown }) => new Promise<string>((resolve) => (resource.urn as { apply(callback: (urn: string) => void): unknown }).apply(resolve));
+
 const progress: string[] = [];
 /** A failed apply (a build error, a thrown VisibleError) surfaces only as an unhandled rejection, and the stack then never settles. */
 let onFailure: (reason: string) => void = () => {};
@@ -172,7 +181,7 @@ export async function deploy(request: DeployRequest): Promise<DeployResult> {
     const $cli = { command: 'deploy', dev: false, paths: { home: join(work, 'home'), root: repositoryRoot, work, platform: platformDir }, state: { version: {} } };
     await bundle(
       `import { run } from "${join(platformDir, 'src/auto/run.ts')}";
-       import mod from "${join(repositoryRoot, 'sst.config.ts')}";
+       import mod from "${join(repositoryRoot, request.config ?? 'sst.config.ts')}";
        const result = await run(mod.run);
        export default result;`,
       { $app: JSON.stringify(app), $cli: JSON.stringify($cli), $dev: 'false' },
@@ -180,7 +189,7 @@ export async function deploy(request: DeployRequest): Promise<DeployResult> {
     );
     step('bundled');
     const pulumi = require('@pulumi/pulumi') as typeof import('@pulumi/pulumi');
-    const optionsOf: [RecordedResource, { retainOnDelete?: boolean }][] = [];
+    const optionsOf: [RecordedResource, { retainOnDelete?: boolean; protect?: boolean }, { urn: unknown }][] = [];
     const pendingDependencies: Promise<unknown>[] = [];
     await pulumi.runtime.setMocks(
       {
@@ -209,7 +218,7 @@ export async function deploy(request: DeployRequest): Promise<DeployResult> {
         if (!existing) resources.push(entry);
         target.parent = entry.parent;
         // SST's own transformations run after this one and set options on the same object.
-        optionsOf.push([target, args.opts]);
+        optionsOf.push([target, args.opts, args.resource]);
         const dependsOn = args.opts.dependsOn;
         if (dependsOn) {
           const list = Array.isArray(dependsOn) ? dependsOn : [dependsOn];
@@ -237,9 +246,10 @@ export async function deploy(request: DeployRequest): Promise<DeployResult> {
     step('stack outputs');
     await Promise.race([Promise.all(pendingDependencies), failed]);
     step('dependencies');
-    for (const [resource, options] of optionsOf) resource.retainOnDelete = options.retainOnDelete ?? false;
+    for (const [resource, options] of optionsOf) Object.assign(resource, { retainOnDelete: options.retainOnDelete ?? false, protect: options.protect ?? false });
     // Internal to Pulumi, and what its own `disconnect` waits on: every resource registration settled.
     await Promise.race([(pulumi.runtime as unknown as { waitForRPCs(): Promise<void> }).waitForRPCs(), failed]);
+    await Promise.race([Promise.all(optionsOf.map(([resource, , created]) => urnOf(created).then((urn) => (resource.urn = urn)))), failed]);
     return { app, resources, outputs: (outputs ?? {}) as Record<string, unknown>, builds, workDir: work };
   } catch (error) {
     return { app, resources, outputs: {}, builds, workDir: work, error: error instanceof Error ? error.message : String(error) };
