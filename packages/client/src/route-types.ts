@@ -11,6 +11,7 @@ export interface RouteTypes {
       orderBy?: string | undefined;
       after?: string | undefined;
       v?: string | undefined;
+      minBlock?: string | undefined;
     };
     response: {
       items: {
@@ -109,6 +110,7 @@ export interface RouteTypes {
       orderBy?: string | undefined;
       after?: string | undefined;
       v?: string | undefined;
+      minBlock?: string | undefined;
     };
     response: {
       items: {
@@ -151,6 +153,7 @@ export interface RouteTypes {
       orderBy?: string | undefined;
       after?: string | undefined;
       v?: string | undefined;
+      minBlock?: string | undefined;
     };
     response: {
       items: {
@@ -201,6 +204,7 @@ export interface RouteTypes {
       orderBy?: string | undefined;
       after?: string | undefined;
       v?: string | undefined;
+      minBlock?: string | undefined;
     };
     response: {
       items: {
@@ -239,6 +243,7 @@ export interface RouteTypes {
       orderBy?: string | undefined;
       after?: string | undefined;
       v?: string | undefined;
+      minBlock?: string | undefined;
     };
     response: {
       items: {
@@ -267,6 +272,9 @@ export interface RouteTypes {
     params: {
       address: string;
     };
+    query: {
+      minBlock?: string | undefined;
+    };
     response: {
       referralCount: number;
       pending: string;
@@ -287,6 +295,7 @@ export interface RouteTypes {
       orderBy?: string | undefined;
       after?: string | undefined;
       v?: string | undefined;
+      minBlock?: string | undefined;
     };
     response: {
       items: {
@@ -314,6 +323,9 @@ export interface RouteTypes {
     readonly path: '/transparency/summary';
     readonly method: 'GET';
     readonly auth: 'none';
+    query: {
+      minBlock?: string | undefined;
+    };
     response: {
       salesCount: number;
       totalVolume: string;
@@ -350,6 +362,8 @@ export interface RouteTypes {
         chains: {
           chainId: number;
           block: string;
+          safeBlock: string;
+          finalizedBlock: string;
           blockTimestamp: string;
           lagSeconds: number;
           ready: boolean;

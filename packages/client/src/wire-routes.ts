@@ -11,9 +11,9 @@ export const wireRoutes = {
   listListings: ['GET', '/marketplace/listings', 'none', 'query'],
   listAccountStaking: ['GET', '/accounts/{address}/staking', 'none', 'query'],
   listAccountForgeRequests: ['GET', '/accounts/{address}/forge-requests', 'none', 'query'],
-  getAccountReferral: ['GET', '/accounts/{address}/referral', 'none', 'none'],
+  getAccountReferral: ['GET', '/accounts/{address}/referral', 'none', 'query'],
   listSales: ['GET', '/transparency/sales', 'none', 'query'],
-  getSummary: ['GET', '/transparency/summary', 'none', 'none'],
+  getSummary: ['GET', '/transparency/summary', 'none', 'query'],
   negotiateHub: ['POST', '/hubs/events/negotiate', 'none', 'query'],
   health: ['GET', '/health', 'none', 'none'],
 } as const satisfies { [K in RouteName]: WireRoute<K> };

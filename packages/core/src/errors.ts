@@ -13,6 +13,8 @@ export const errorKinds = {
   forbidden: { status: 403, title: 'Forbidden' },
   notFound: { status: 404, title: 'Not found' },
   conflict: { status: 409, title: 'Conflict' },
+  /** A read's minBlock the index has not reached: a 4xx, since the service is sound and only the data is behind. */
+  notIndexedYet: { status: 409, title: 'Not indexed yet' },
   gone: { status: 410, title: 'Gone' },
   payloadTooLarge: { status: 413, title: 'Content too large' },
   unsupportedMediaType: { status: 415, title: 'Unsupported media type' },
@@ -29,6 +31,8 @@ export class AppError extends Error {
     message: string,
     readonly fields?: FieldErrors,
     readonly headers?: Record<string, string>,
+    /** RFC 9457 extension members of the problem (what it is about, for a program to read). */
+    readonly extensions?: Record<string, string>,
   ) {
     super(message);
     this.name = 'AppError';
@@ -68,7 +72,7 @@ export function toProblem(error: unknown, instance: string): ProblemResponse {
   const kind: ErrorKind = appError?.kind ?? (isUniqueViolation(error) ? 'conflict' : isDatabaseUnavailable(error) ? 'unavailable' : 'internal');
   const { status, title } = errorKinds[kind];
   const detail = appError?.message ?? fallbackDetails[kind] ?? genericDetail;
-  const body: Problem = { title, status, detail, instance };
+  const body: Problem = { ...appError?.extensions, title, status, detail, instance };
   if (appError?.fields) body.errors = appError.fields;
   // A problem is true of one moment (the database down, a limit reached), so no cache, the edge's included, may keep it.
   const headers: Record<string, string> = { 'content-type': 'application/problem+json', 'cache-control': 'no-store', ...appError?.headers };

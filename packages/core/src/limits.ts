@@ -16,6 +16,12 @@ export const limits = {
   summaryRefresh: { changedMs: 10_000, maxIntervalMs: 20_000 },
   /** How long an instance reuses what it read of the indexer's position (the lists' X-Indexed-Block, /health). */
   freshnessCacheMs: 1_000,
+  /**
+   * A read's `minBlock` (docs/http-api.md "Reading your own writes"): how long a request waits for the index to reach
+   * it before answering 409, polling Ponder's checkpoint every `pollMs` (one query per instance per tick, on a pooled
+   * connection held only for it); a block more than `maxAheadBlocks` past the indexed one is refused at once (422).
+   */
+  minBlock: { waitMs: 3_000, pollMs: 200, maxAheadBlocks: 10_000, retryAfterSeconds: 1 },
   /** A list's totalCount is shared per instance for this long, keyed by list and compiled filter; the entries are bounded. */
   countCache: { ttlMs: 5_000, maxEntries: 10_000 },
   /** Successful public GETs: what a shared cache (CloudFront) may serve without asking, then serve stale while it revalidates. */

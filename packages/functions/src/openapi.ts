@@ -151,11 +151,25 @@ const problemMeanings: Record<number, string> = {
   503: 'The database is unavailable; `Retry-After` says when to try again.',
 };
 
+/** On a read of the indexer's data, 409 is its own: the minBlock not indexed yet. */
+const notIndexedYet = {
+  meaning: `\`minBlock\` is not indexed yet: the index did not reach it within ${limits.minBlock.waitMs / 1000} s. \`minBlock\` and \`indexedBlock\` say where each stands; \`Retry-After\` says when to try again. Never cached.`,
+  example: () =>
+    new AppError('notIndexedYet', 'minBlock 120 is not indexed yet on chain 8453: the index is at block 118 after 3000 ms. Try again after Retry-After.', undefined, undefined, {
+      minBlock: '8453:120',
+      indexedBlock: '8453:118',
+    }),
+};
+
 function problemResponse(route: HttpRoute, status: number) {
   const kind = kindOf(status);
-  const error = new AppError(kind, problemMeanings[status] ?? errorKinds[kind].title, status === 422 ? { [route.list ? 'filter' : 'address']: ['is invalid'] } : undefined);
+  const ownConflict = route.indexed && status === 409;
+  const meaning = ownConflict ? notIndexedYet.meaning : (problemMeanings[status] ?? errorKinds[kind].title);
+  const error = ownConflict
+    ? notIndexedYet.example()
+    : new AppError(kind, meaning, status === 422 ? { [route.list ? 'filter' : route.request?.params ? 'address' : 'minBlock']: ['is invalid'] } : undefined);
   return {
-    description: problemMeanings[status] ?? errorKinds[kind].title,
+    description: meaning,
     content: { 'application/problem+json': { schema: { $ref: '#/components/schemas/Problem' }, example: toProblem(error, route.path).body } },
   };
 }
@@ -165,12 +179,20 @@ function successResponse(route: HttpRoute) {
   if (route.produces === 'other') return { description: 'The file.', content: { '*/*': { schema: { type: 'string', format: 'binary' } } } };
   if (!route.response) return { description: 'OK', content: { 'application/json': { schema: { type: 'object' } } } };
   const schema = outputSchema(route.response);
-  const indexed = route.list && {
+  const indexed = route.indexed && {
     headers: {
       'X-Indexed-Block': {
         description:
-          "The block each chain's data was indexed up to when the page was read, as `<chainId>=<block>` pairs separated by `, `; absent when the indexer keeps no Ponder checkpoint.",
+          "The block each chain's data was indexed up to when it was read (at least `minBlock`), as `<chainId>=<block>` pairs separated by `, `; absent when the indexer keeps no Ponder checkpoint.",
         schema: { type: 'string', example: '8453=23456789' },
+      },
+      'X-Safe-Block': {
+        description: "Each chain's safe block in Ponder's checkpoint, in the same form: the indexer restarts from it after a crash.",
+        schema: { type: 'string', example: '8453=23456700' },
+      },
+      'X-Finalized-Block': {
+        description: "Each chain's finalized block in Ponder's checkpoint, in the same form: a row of a block above it can still be reorged out.",
+        schema: { type: 'string', example: '8453=23456759' },
       },
     },
   };
@@ -221,6 +243,7 @@ export function openApiDocument(routes: Record<string, HttpRoute> = httpRoutes) 
         `Paged lists take \`page\` (${limits.page.min}–${limits.page.max}), \`pageSize\` (${limits.pageSize.min}–${limits.pageSize.max}, default ${limits.pageSize.default}), ` +
           '`filter`, `orderBy` and `after` (the `nextCursor` of the page before), and answer `{ items, totalCount, page, pageSize, nextCursor? }` ' +
           'with `X-Indexed-Block`; each list names its filter and sort fields. ' +
+          'Every read of indexed data takes `minBlock`, to be answered from an index that has reached a block (a 409 with `Retry-After` if it does not within a few seconds). ' +
           'Big integers (token ids, prices in wei, blocks) are decimal strings; null values are omitted.',
         '',
         'Errors are RFC 9457 `application/problem+json`. The `/accounts/me…` endpoints take `Authorization: Bearer <token>` ' +

@@ -26,6 +26,8 @@ export interface HttpRoute {
   produces?: 'application/json' | 'text/html' | 'other';
   /** For paged lists: the read model's filter/sort fields and default order, which the OpenAPI document lists and whose field types the typed client's filter builder reads. */
   list?: Pick<ListSource, 'fields' | 'order'>;
+  /** A read of the indexer's data: it takes `minBlock`, and its successes carry X-Indexed-Block, X-Safe-Block and X-Finalized-Block. */
+  indexed?: true;
   /** Files the handler reads at run time; the deploy copies them beside its bundle (SST copyFiles, from the repository root). */
   copyFiles?: readonly { from: string; to: string }[];
   /** 403 for a browser page of an origin the CORS settings do not allow, rather than only leaving out the CORS headers. */

@@ -1,28 +1,33 @@
 import { db, isMissingRelation, isUndefinedColumn, type Queryable } from '../db';
+import { limits } from '../limits';
 import { indexerTable } from './names';
 import { cachedFreshness, decodeCheckpoint, type Freshness } from './freshness';
 
-type CheckpointRow = { checkpoint: string; ready: boolean | null };
+type CheckpointRow = { latest: string; safe: string; finalized: string; ready: boolean | null };
 
 /**
  * The indexer's position from Ponder's own tables, which both its layouts
  * keep in the schema Hatchery reads (`--schema`, or views of them in
- * `--views-schema`): the latest checkpoint per chain, and `is_ready` once
- * the backfill is done. Their absence is "unknown", never an error.
+ * `--views-schema`): per chain, the latest, safe and finalized checkpoints,
+ * and `is_ready` once the backfill is done. Their absence is "unknown",
+ * never an error.
  */
 export async function readFreshness(client: Queryable, now: number = Date.now()): Promise<Freshness> {
   try {
     const { rows } = await client.query<CheckpointRow>(
-      `SELECT c.latest_checkpoint AS checkpoint, (SELECT (m.value->>'is_ready') = '1' FROM ${indexerTable('_ponder_meta')} m WHERE m.key = 'app') AS ready
+      `SELECT c.latest_checkpoint AS latest, c.safe_checkpoint AS safe, c.finalized_checkpoint AS finalized,
+         (SELECT (m.value->>'is_ready') = '1' FROM ${indexerTable('_ponder_meta')} m WHERE m.key = 'app') AS ready
        FROM ${indexerTable('_ponder_checkpoint')} c ORDER BY c.chain_id`,
     );
-    const chains = rows.flatMap(({ checkpoint, ready }) => {
-      const decoded = decodeCheckpoint(checkpoint);
-      if (!decoded) return [];
+    const chains = rows.flatMap(({ latest, safe, finalized, ready }) => {
+      const [decoded, safeBlock, finalizedBlock] = [decodeCheckpoint(latest), decodeCheckpoint(safe), decodeCheckpoint(finalized)];
+      if (!decoded || !safeBlock || !finalizedBlock) return [];
       return [
         {
           chainId: decoded.chainId,
           block: decoded.block,
+          safeBlock: safeBlock.block,
+          finalizedBlock: finalizedBlock.block,
           blockTimestamp: new Date(decoded.timestamp * 1000).toISOString(),
           lagSeconds: Math.max(0, Math.floor(now / 1000) - decoded.timestamp),
           ready: ready === true,
@@ -37,5 +42,12 @@ export async function readFreshness(client: Queryable, now: number = Date.now())
   }
 }
 
-/** This instance's view of the index, shared by the lists' header and /health. */
+/** This instance's view of the index, shared by the indexed reads' headers and /health. */
 export const currentFreshness = cachedFreshness(() => readFreshness(db()));
+
+/**
+ * The same, read at most once per poll interval: what requests waiting for a
+ * `minBlock` poll, so that however many wait on one instance, the database
+ * sees one short query per interval, on a pooled connection held only for it.
+ */
+export const polledFreshness = cachedFreshness(() => readFreshness(db()), limits.minBlock.pollMs);

@@ -1,10 +1,17 @@
 import { limits } from '../limits';
+import { finalizedBlockHeader, indexedBlockHeader, safeBlockHeader } from './names';
 import { bigIntString } from './wire';
 import * as z from '@hatchery/platform/schema';
 
 export const chainFreshnessSchema = z.object({
   chainId: z.int().check(z.describe('The chain, by its EIP-155 id.')),
   block: bigIntString.check(z.describe('The last block the indexer has indexed on this chain.')),
+  safeBlock: bigIntString.check(
+    z.describe("Ponder's safe block: up to it the indexer has pruned its reorg log, and it restarts from it after a crash. At or below the finalized block."),
+  ),
+  finalizedBlock: bigIntString.check(
+    z.describe('The block the indexer holds final: it never reverts a row written at or below it. A row whose block is above it can still be reorged out.'),
+  ),
   blockTimestamp: z.string().check(z.describe("That block's time, ISO 8601 UTC.")),
   lagSeconds: z.int().check(z.describe("Seconds from that block's time to now: how far behind the chain the data may be.")),
   ready: z.boolean().check(z.describe('Whether the indexer has finished its backfill and indexes live. Until then the data is partial.')),
@@ -22,11 +29,26 @@ export function decodeCheckpoint(checkpoint: string): { timestamp: number; chain
   return { timestamp: Number(checkpoint.slice(0, 10)), chainId: Number(checkpoint.slice(10, 26)), block: BigInt(checkpoint.slice(26, 42)).toString() };
 }
 
-export { indexedBlockHeader } from './names';
+export { finalizedBlockHeader, indexedBlockHeader, safeBlockHeader };
 
-export function indexedBlockValue(freshness: Freshness): string | undefined {
+type BlockOf = 'block' | 'safeBlock' | 'finalizedBlock';
+
+/** `<chainId>=<block>` pairs of one of the chains' blocks; undefined when the freshness is unknown. */
+function blockPairs(freshness: Freshness, which: BlockOf): string | undefined {
   if (freshness === 'unknown') return undefined;
-  return freshness.chains.map((chain) => `${chain.chainId}=${chain.block}`).join(', ');
+  return freshness.chains.map((chain) => `${chain.chainId}=${chain[which]}`).join(', ');
+}
+
+export const indexedBlockValue = (freshness: Freshness): string | undefined => blockPairs(freshness, 'block');
+
+/** The freshness headers of an indexed read's success, by header name; none when the freshness is unknown. */
+export function freshnessHeaders(freshness: Freshness): Record<string, string> {
+  if (freshness === 'unknown') return {};
+  return {
+    [indexedBlockHeader]: blockPairs(freshness, 'block')!,
+    [safeBlockHeader]: blockPairs(freshness, 'safeBlock')!,
+    [finalizedBlockHeader]: blockPairs(freshness, 'finalizedBlock')!,
+  };
 }
 
 /**

@@ -27,3 +27,7 @@ export const notificationChannel = () => `${indexerSchema()}_live_query`;
  * here, not in freshness.ts, so that CORS exposes it without a database client.
  */
 export const indexedBlockHeader = 'x-indexed-block';
+
+/** Beside it, in the same form: each chain's safe and finalized blocks from Ponder's checkpoint (docs/ponder.md). */
+export const safeBlockHeader = 'x-safe-block';
+export const finalizedBlockHeader = 'x-finalized-block';

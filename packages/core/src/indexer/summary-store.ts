@@ -88,6 +88,12 @@ export async function currentSummary(): Promise<AgedSummary> {
   return { value: await sum(stored === 'no table' ? sumOnlySql() : sumAndStoreSql()), ageMs: 0 };
 }
 
+/** The instance's own sums, stored for the others: newer than anything the stored row may hold. */
+export async function summedSummary(): Promise<AgedSummary> {
+  const stored = await readStored();
+  return { value: await sum(stored === 'no table' ? sumOnlySql() : sumAndStoreSql()), ageMs: 0 };
+}
+
 /** Sums and stores the row (the listener's refresh); false when there was nothing to store, before the indexer's tables or the migration exist. */
 export async function storeSummary(session: Queryable): Promise<boolean> {
   try {

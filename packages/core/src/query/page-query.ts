@@ -1,6 +1,7 @@
 import { validationError } from '../errors';
 import { limits } from '../limits';
 import * as z from '@hatchery/platform/schema';
+import { minBlockParam } from '../indexer/min-block';
 import { compileFilter, compileOrder, orderBySql, Params, type FieldMap, type OrderSpec, type OrderTerm } from './compile';
 import { afterCondition, cursorBinding, decodeCursor, keyColumns } from './cursor';
 
@@ -43,6 +44,7 @@ export const pageQuerySchema = z.object({
     limits.versionLength,
     "Ignored by the server. A version the client has seen (the last marketChanged's maxBlock, a fulfilled forge request's id) makes the URL one that no shared cache answered before that change, so a reload after an event is never served an older cached page.",
   ),
+  minBlock: minBlockParam,
 });
 
 export type PageQuery = z.output<typeof pageQuerySchema>;
@@ -125,7 +127,8 @@ export function buildPageStatements(source: ListSource, request: PageQuery, serv
   return {
     page: { text, values: params.values },
     count,
-    countKey: `${source.name}\n${count.text}\n${JSON.stringify(count.values)}`,
+    // A count shared with requests that asked no minBlock may be older than the block this one waited for.
+    countKey: `${source.name}\n${request.minBlock ?? ''}\n${count.text}\n${JSON.stringify(count.values)}`,
     terms,
     binding,
   };

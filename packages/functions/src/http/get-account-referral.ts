@@ -1,5 +1,5 @@
 import { getReferralInfo } from '@hatchery/core/indexer/referral-read';
 import * as routes from '../routes/indexed';
-import { httpHandler } from './handler';
+import { indexedReadHandler } from './list-handler';
 
-export const handler = httpHandler(routes.getAccountReferral, ({ params }) => getReferralInfo(params.address));
+export const handler = indexedReadHandler(routes.getAccountReferral, ({ params }) => getReferralInfo(params.address));

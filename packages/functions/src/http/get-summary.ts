@@ -1,5 +1,6 @@
+import { parseMinBlock } from '@hatchery/core/indexer/min-block';
 import { getSummary } from '@hatchery/core/indexer/summary-read';
 import * as routes from '../routes/indexed';
-import { httpHandler } from './handler';
+import { indexedReadHandler } from './list-handler';
 
-export const handler = httpHandler(routes.getSummary, () => getSummary());
+export const handler = indexedReadHandler(routes.getSummary, ({ query }) => getSummary(parseMinBlock(query.minBlock)));

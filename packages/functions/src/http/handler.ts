@@ -14,6 +14,7 @@ import { requestOutput } from '../middleware/request-output';
 import { routerOnly } from '../middleware/router-only';
 import { traceInvocation } from '../middleware/tracing';
 import type { HttpContext, HttpEvent, HttpMiddleware, HttpResult } from '../middleware/types';
+import type { IndexedRead } from '../middleware/indexed-block';
 import { validateInput } from '../middleware/validate-input';
 import type { HttpRoute } from '../routes';
 
@@ -36,15 +37,15 @@ export function httpHandler<R extends HttpRoute, T>(
   run: (input: RouteInput<R>, context: HttpContext, event: HttpEvent) => Promise<T>,
   /**
    * Authentication and provisioning, for routes whose auth is 'jwt' (see protected-handler.ts); the index's
-   * position, for lists (see list-handler.ts). Passed in, so that a bundle carries only what its route runs.
+   * position and its minBlock, for the reads of the indexer's data (see list-handler.ts). Passed in, so that a bundle carries only what its route runs.
    */
-  { auth = [], indexedBlock }: { auth?: HttpMiddleware[]; indexedBlock?: HttpMiddleware } = {},
+  { auth = [], indexedRead }: { auth?: HttpMiddleware[]; indexedRead?: IndexedRead } = {},
 ) {
   if ((route.auth === 'jwt') !== auth.length > 0) {
     throw new Error(`${route.method} ${route.path}: auth '${route.auth}' needs matching middlewares`);
   }
-  if (Boolean(route.list) !== Boolean(indexedBlock)) {
-    throw new Error(`${route.method} ${route.path}: a list, and only a list, reports the indexed block`);
+  if (Boolean(route.indexed) !== Boolean(indexedRead)) {
+    throw new Error(`${route.method} ${route.path}: a read of the indexer's data, and only one, reports the indexed block`);
   }
   const output = requestOutput<HttpEvent, HttpResult, HttpContext>();
   const chain = middy<HttpEvent, HttpResult, Error, HttpContext>()
@@ -60,7 +61,7 @@ export function httpHandler<R extends HttpRoute, T>(
   // Registered before jsonResponse so that its `after` sees the serialized body (Middy runs `after`s in reverse).
   chain.use(httpCaching(route));
   // Also before jsonResponse, for the same reason; its read of the index's position is cached, so it costs a refused request nothing.
-  if (indexedBlock) chain.use(indexedBlock);
+  if (indexedRead) chain.use(indexedRead.report);
   if ((route.produces ?? 'application/json') === 'application/json') chain.use(jsonResponse());
   chain.use(routerOnly());
   if (route.refusesOtherOrigins) chain.use(allowedOriginOnly());
@@ -68,5 +69,7 @@ export function httpHandler<R extends HttpRoute, T>(
   if (route.request?.body) chain.use(requireJsonContentType());
   chain.use(auth);
   chain.use(validateInput(route.request ?? {}));
+  // After the input is valid: a request refused for anything else never waits for its block.
+  if (indexedRead) chain.use(indexedRead.minBlock);
   return chain.handler(async (event, context) => (await run(context.input as RouteInput<R>, context, event)) as unknown as HttpResult);
 }

@@ -1,5 +1,5 @@
 import { corsPolicy, isOriginAllowed } from '@hatchery/core/cors';
-import { indexedBlockHeader } from '@hatchery/core/indexer/names';
+import { finalizedBlockHeader, indexedBlockHeader, safeBlockHeader } from '@hatchery/core/indexer/names';
 import type { HttpEvent, HttpMiddleware } from './types';
 
 /** CORS headers for an allowed origin; none at all for any other (DESIGN.md "Authentication"). */
@@ -9,7 +9,7 @@ export function corsHeaders(event: HttpEvent): Record<string, string> {
   return {
     'access-control-allow-origin': origin,
     'access-control-allow-credentials': 'true',
-    'access-control-expose-headers': `retry-after,www-authenticate,${indexedBlockHeader}`,
+    'access-control-expose-headers': `retry-after,www-authenticate,${indexedBlockHeader},${safeBlockHeader},${finalizedBlockHeader}`,
     vary: 'Origin',
   };
 }

@@ -1,24 +1,44 @@
-import { indexedBlockHeader, indexedBlockValue } from '@hatchery/core/indexer/freshness';
-import { currentFreshness } from '@hatchery/core/indexer/freshness-read';
+import { freshnessHeaders, type Freshness } from '@hatchery/core/indexer/freshness';
+import { currentFreshness, polledFreshness } from '@hatchery/core/indexer/freshness-read';
+import { awaitMinBlock, parseMinBlock } from '@hatchery/core/indexer/min-block';
 import type { HttpMiddleware } from './types';
 
+export interface IndexedRead {
+  /** `X-Indexed-Block`, `X-Safe-Block` and `X-Finalized-Block` on a success; registered before the response is serialized. */
+  report: HttpMiddleware;
+  /** The wait for the request's `minBlock`; registered after the input is validated. */
+  minBlock: HttpMiddleware;
+}
+
 /**
- * `X-Indexed-Block` on a list's success: how far the index had got when the
- * page was read. Asked before the handler runs, so the header never claims
- * more than the page holds. Without Ponder's tables, or when they cannot be
- * read, there is no header and the list answers as ever.
+ * How far the index had got when the data was read, on every indexed read's
+ * success. Asked before the handler runs, so the headers never claim more
+ * than the answer holds; after a `minBlock` wait, they are what the wait saw
+ * (that block or later). Without Ponder's tables, or when they cannot be
+ * read, there are no headers and the read answers as ever.
  */
-export const indexedBlock = (): HttpMiddleware => {
-  const byEvent = new WeakMap<object, string>();
+export const indexedRead = (): IndexedRead => {
+  const byEvent = new WeakMap<object, Freshness>();
   return {
-    before: async (request) => {
-      const value = indexedBlockValue(await currentFreshness().catch(() => 'unknown' as const));
-      if (value !== undefined) byEvent.set(request.event, value);
+    report: {
+      before: async (request) => {
+        byEvent.set(request.event, await currentFreshness().catch((): Freshness => 'unknown'));
+      },
+      after: (request) => {
+        const freshness = byEvent.get(request.event);
+        if (request.response?.statusCode !== 200 || freshness === undefined) return;
+        request.response.headers = { ...request.response.headers, ...freshnessHeaders(freshness) };
+      },
     },
-    after: (request) => {
-      const value = byEvent.get(request.event);
-      if (request.response?.statusCode !== 200 || value === undefined) return;
-      request.response.headers = { ...request.response.headers, [indexedBlockHeader]: value };
+    minBlock: {
+      before: async (request) => {
+        const target = parseMinBlock((request.context.input.query as { minBlock?: string } | undefined)?.minBlock);
+        if (!target) return;
+        // The instance's shared position first, which costs nothing when the block is already reached; then polls.
+        let polls = 0;
+        const read = () => (polls++ === 0 ? currentFreshness() : polledFreshness());
+        byEvent.set(request.event, await awaitMinBlock(target, { read }));
+      },
     },
   };
 };

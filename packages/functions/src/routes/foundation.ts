@@ -13,6 +13,9 @@ export const listEditions = {
   request: { query: pageQuerySchema },
   response: pageSchema(editionSchema),
   list: editionsSource,
+  indexed: true,
+  /** A read of the indexer schema: its minBlock not indexed yet (409), the database unavailable (503). */
+  problems: [409, 503],
 } as const satisfies HttpRoute;
 
 export const openApi = {

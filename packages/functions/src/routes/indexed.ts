@@ -5,12 +5,13 @@ import { referralInfoSchema } from '@hatchery/core/indexer/referral';
 import { saleSchema, salesSource } from '@hatchery/core/indexer/sales';
 import { stakingPairSchema, stakingSource } from '@hatchery/core/indexer/staking';
 import { summarySchema } from '@hatchery/core/indexer/summary';
+import { minBlockQuerySchema } from '@hatchery/core/indexer/min-block';
 import { pageQuerySchema } from '@hatchery/core/query/page-query';
 import type { HttpRoute } from '../routes';
 import { addressParams, pageSchema } from '../schemas';
 
-/** Every read of the indexer schema can find the database unavailable. */
-const problems = [503] as const;
+/** Every read of the indexer schema can find its minBlock not indexed yet (409) and the database unavailable (503). */
+const problems = [409, 503] as const;
 
 export const listAccountNfts = {
   method: 'GET',
@@ -21,6 +22,7 @@ export const listAccountNfts = {
   request: { query: pageQuerySchema, params: addressParams },
   response: pageSchema(nftItemSchema),
   list: nftsSource,
+  indexed: true,
   problems,
 } as const satisfies HttpRoute;
 
@@ -33,6 +35,7 @@ export const listListings = {
   request: { query: pageQuerySchema },
   response: pageSchema(listingSchema),
   list: listingsSource,
+  indexed: true,
   problems,
 } as const satisfies HttpRoute;
 
@@ -45,6 +48,7 @@ export const listAccountStaking = {
   request: { query: pageQuerySchema, params: addressParams },
   response: pageSchema(stakingPairSchema),
   list: stakingSource,
+  indexed: true,
   problems,
 } as const satisfies HttpRoute;
 
@@ -57,6 +61,7 @@ export const listAccountForgeRequests = {
   request: { query: pageQuerySchema, params: addressParams },
   response: pageSchema(forgeRequestSchema),
   list: forgeRequestsSource,
+  indexed: true,
   problems,
 } as const satisfies HttpRoute;
 
@@ -66,8 +71,9 @@ export const getAccountReferral = {
   handler: 'packages/functions/src/http/get-account-referral.handler',
   auth: 'none',
   summary: 'Referral code, upline, referred count and balances of a wallet.',
-  request: { params: addressParams },
+  request: { query: minBlockQuerySchema, params: addressParams },
   response: referralInfoSchema,
+  indexed: true,
   problems,
 } as const satisfies HttpRoute;
 
@@ -80,6 +86,7 @@ export const listSales = {
   request: { query: pageQuerySchema },
   response: pageSchema(saleSchema),
   list: salesSource,
+  indexed: true,
   problems,
 } as const satisfies HttpRoute;
 
@@ -89,7 +96,9 @@ export const getSummary = {
   handler: 'packages/functions/src/http/get-summary.handler',
   auth: 'none',
   summary: 'Ecosystem totals (cached 30 s).',
+  request: { query: minBlockQuerySchema },
   response: summarySchema,
+  indexed: true,
   problems,
 } as const satisfies HttpRoute;
 

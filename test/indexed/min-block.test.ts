@@ -1,0 +1,238 @@
+import http from 'node:http';
+import fc from 'fast-check';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { limits } from '@hatchery/core/limits';
+import { demoAddress, demoSizes } from '@hatchery/local/demo-data';
+import { openApiDocument } from '@hatchery/functions/openapi';
+import { httpRoutes } from '@hatchery/functions/routes';
+import { startTestStack, type TestStack } from '../support/stack';
+
+/**
+ * `minBlock` on every read of the indexer's data (issue 33), through the real
+ * local gateway, with Ponder's bookkeeping tables (`_ponder_checkpoint`,
+ * `_ponder_meta`) written here as Ponder writes them, so that the test moves
+ * the index itself. test/ponder/ runs the same against a real Ponder.
+ */
+let stack: TestStack;
+beforeAll(async () => {
+  stack = await startTestStack({ demoData: demoSizes.demo });
+});
+afterAll(() => stack?.stop());
+
+const wallet = demoAddress(1);
+const reads = [
+  '/editions',
+  `/accounts/${wallet}/nfts`,
+  '/marketplace/listings',
+  `/accounts/${wallet}/staking`,
+  `/accounts/${wallet}/forge-requests`,
+  '/transparency/sales',
+  `/accounts/${wallet}/referral`,
+  '/transparency/summary',
+];
+const chainId = 31337;
+
+/** Ponder's checkpoint string (75 digits) for the end of `block` on `chain`. */
+const checkpoint = (block: bigint | number, chain = chainId, timestamp = Math.floor(Date.now() / 1000)) =>
+  `${String(timestamp).padStart(10, '0')}${String(chain).padStart(16, '0')}${String(block).padStart(16, '0')}${'9'.repeat(16)}9${'9'.repeat(16)}`;
+
+async function createPonderTables(): Promise<void> {
+  await stack.sql(`CREATE TABLE indexer._ponder_meta (key text PRIMARY KEY, value jsonb)`);
+  await stack.sql(`INSERT INTO indexer._ponder_meta VALUES ('app', '{"is_ready": 1, "is_dev": 0, "version": "6"}')`);
+  await stack.sql(`CREATE TABLE indexer._ponder_checkpoint (chain_name text PRIMARY KEY, chain_id bigint NOT NULL,
+    safe_checkpoint varchar(75) NOT NULL, latest_checkpoint varchar(75) NOT NULL, finalized_checkpoint varchar(75) NOT NULL)`);
+}
+
+/** Moves the index, as Ponder does at the end of a block; `rows` are written in the same transaction. */
+async function indexBlock(latest: bigint, { safe, finalized, chain = chainId, rows = '' }: { safe?: bigint; finalized?: bigint; chain?: number; rows?: string } = {}) {
+  await stack.sql(`BEGIN; ${rows}
+    INSERT INTO indexer._ponder_checkpoint VALUES ('chain${chain}', ${chain}, '${checkpoint(safe ?? latest, chain)}', '${checkpoint(latest, chain)}', '${checkpoint(finalized ?? latest, chain)}')
+    ON CONFLICT (chain_name) DO UPDATE SET latest_checkpoint = excluded.latest_checkpoint, safe_checkpoint = excluded.safe_checkpoint, finalized_checkpoint = excluded.finalized_checkpoint;
+    COMMIT`);
+}
+
+const sale = (id: string, block: bigint) =>
+  `INSERT INTO indexer.sales (id, token_id, seller, buyer, price, platform_fee, royalty, block_number) VALUES ('${id}', 1, '${wallet}', '${demoAddress(2)}', 7, 0, 0, ${block});`;
+
+const get = (path: string, minBlock?: string) => stack.get(minBlock === undefined ? path : `${path}${path.includes('?') ? '&' : '?'}minBlock=${encodeURIComponent(minBlock)}`);
+
+/** Waits out the instance's cached view of the index (limits.freshnessCacheMs). */
+const afterFreshnessCache = () => new Promise((resolve) => setTimeout(resolve, limits.freshnessCacheMs + 50));
+
+async function expectProblem(response: Response, status: number) {
+  expect(response.status).toBe(status);
+  expect(response.headers.get('content-type')).toBe('application/problem+json');
+  expect(response.headers.get('cache-control')).toBe('no-store');
+  expect(response.headers.get('etag')).toBeNull();
+  return (await response.json()) as Record<string, unknown> & { errors?: Record<string, string[]> };
+}
+
+describe('minBlock', () => {
+  it('says plainly that it cannot be checked while the indexer keeps no Ponder checkpoint', async () => {
+    const started = Date.now();
+    const body = await expectProblem(await get('/transparency/sales', '1'), 409);
+    expect(Date.now() - started).toBeLessThan(limits.minBlock.waitMs);
+    expect(body).toMatchObject({ status: 409, title: 'Not indexed yet', indexedBlock: 'unknown' });
+    expect(body.detail).toMatch(/no Ponder checkpoint/);
+    // Without minBlock the reads answer as ever, with no freshness headers.
+    const plain = await get('/transparency/sales');
+    expect(plain.status).toBe(200);
+    expect(plain.headers.get('x-indexed-block')).toBeNull();
+  });
+
+  it('answers every read as without it once the index has reached the block, with the index’s latest, safe and finalized blocks', async () => {
+    await createPonderTables();
+    await indexBlock(100n, { safe: 60n, finalized: 70n });
+    await afterFreshnessCache();
+    for (const path of reads) {
+      const plain = await get(path);
+      for (const minBlock of ['100', '99', '0', `${chainId}:100`, '0000100']) {
+        const response = await get(path, minBlock);
+        expect(response.status, `${path} ${minBlock}`).toBe(200);
+        expect(response.headers.get('x-indexed-block'), path).toBe(`${chainId}=100`);
+        expect(response.headers.get('x-safe-block'), path).toBe(`${chainId}=60`);
+        expect(response.headers.get('x-finalized-block'), path).toBe(`${chainId}=70`);
+        expect(response.headers.get('cache-control'), path).toMatch(/s-maxage=/);
+        expect(await response.text(), `${path} ${minBlock}`).toBe(await plain.clone().text());
+      }
+    }
+    const health = (await (await get('/health')).json()) as { indexer: { chains: unknown[] } };
+    expect(health.indexer.chains).toEqual([expect.objectContaining({ chainId, block: '100', safeBlock: '60', finalizedBlock: '70', ready: true })]);
+  });
+
+  it('waits for a block one ahead, then answers with the rows indexed in it', async () => {
+    const before = (await (await get('/transparency/sales?pageSize=1')).json()) as { totalCount: number };
+    const started = Date.now();
+    const waiting = get('/transparency/sales?pageSize=1', '101');
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    await indexBlock(101n, { safe: 60n, finalized: 71n, rows: sale('min-block-101', 101n) });
+    const response = await waiting;
+    const elapsed = Date.now() - started;
+    expect(response.status).toBe(200);
+    expect(elapsed).toBeGreaterThanOrEqual(500);
+    expect(elapsed).toBeLessThan(limits.minBlock.waitMs);
+    expect(response.headers.get('x-indexed-block')).toBe(`${chainId}=101`);
+    const page = (await response.json()) as { totalCount: number; items: { blockNumber: string }[] };
+    // The count cache is keyed by minBlock: the count from before the block is not reused.
+    expect(page.totalCount).toBe(before.totalCount + 1);
+  });
+
+  it('never answers the summary from totals older than the block, whatever its cache holds', async () => {
+    const salesCount = () => get('/transparency/summary').then(async (response) => ((await response.json()) as { salesCount: number }).salesCount);
+    const cached = await salesCount();
+    await indexBlock(102n, { rows: sale('min-block-102', 102n) });
+    const [{ n: indexed }] = (await stack.sql<{ n: number }>('SELECT count(*)::int AS n FROM indexer.sales')) as [{ n: number }];
+    expect(await salesCount(), 'the totals the instance keeps for 30 s').toBe(cached);
+    expect(cached).toBeLessThan(indexed);
+    const fresh = await get('/transparency/summary', '102');
+    expect(fresh.status).toBe(200);
+    expect(((await fresh.json()) as { salesCount: number }).salesCount).toBe(indexed);
+    // Kept, as of block 102, for the requests that follow, with minBlock or not.
+    expect(await salesCount()).toBe(indexed);
+  });
+
+  it('answers a block not reached within the bound with a 409 naming minBlock and the indexed block, with Retry-After, never cached', async () => {
+    await afterFreshnessCache();
+    const started = Date.now();
+    const body = await expectProblem(await get('/marketplace/listings', '110'), 409);
+    const elapsed = Date.now() - started;
+    expect(elapsed).toBeGreaterThanOrEqual(limits.minBlock.waitMs - limits.minBlock.pollMs);
+    expect(elapsed).toBeLessThan(limits.minBlock.waitMs + 1_000);
+    expect(body).toMatchObject({ status: 409, title: 'Not indexed yet', minBlock: `${chainId}:110`, indexedBlock: `${chainId}:102`, instance: '/marketplace/listings' });
+    expect(body.detail).toMatch(/minBlock 110 .* block 102/);
+  });
+
+  it('sends the Retry-After of the 409', async () => {
+    const response = await get(`/accounts/${wallet}/referral`, '103');
+    expect(response.status).toBe(409);
+    expect(response.headers.get('retry-after')).toBe(String(limits.minBlock.retryAfterSeconds));
+  });
+
+  it('refuses a malformed minBlock, or one far beyond any plausible head, at once with a 422 naming it', async () => {
+    const far = String(102 + limits.minBlock.maxAheadBlocks + 1);
+    for (const minBlock of ['abc', '-1', '1.5', '1e3', '0x10', '1:2:3', ':5', '5:', ' 5', '9'.repeat(17), `1:${'9'.repeat(17)}`, far, `${chainId}:${far}`, '1:5', '8453:5']) {
+      for (const path of [reads[0]!, reads[6]!, reads[7]!]) {
+        const started = Date.now();
+        const body = await expectProblem(await get(path, minBlock), 422);
+        expect(Date.now() - started, `${path} ${minBlock}`).toBeLessThan(limits.minBlock.waitMs);
+        expect(Object.keys(body.errors!), `${path} ${minBlock}`).toEqual(['minBlock']);
+      }
+    }
+    // A block just inside the bound is not refused: it waits (and is not reached).
+    expect((await get('/editions', String(102 + limits.minBlock.maxAheadBlocks))).status).toBe(409);
+  });
+
+  it('names the chain once several are indexed: bare blocks are refused, <chainId>:<block> is read per chain', async () => {
+    await indexBlock(5_000n, { chain: 8453, safe: 4_900n, finalized: 4_950n });
+    await afterFreshnessCache();
+    const body = await expectProblem(await get('/editions', '5'), 422);
+    expect(body.errors!.minBlock![0]).toMatch(/several chains are indexed \(8453, 31337\)/);
+    const response = await get('/editions', '8453:5000');
+    expect(response.status).toBe(200);
+    expect(response.headers.get('x-indexed-block')).toBe(`8453=5000, ${chainId}=102`);
+    expect(response.headers.get('x-finalized-block')).toBe(`8453=4950, ${chainId}=102`);
+    expect((await get('/editions', `${chainId}:102`)).status).toBe(200);
+    await stack.sql(`DELETE FROM indexer._ponder_checkpoint WHERE chain_id = 8453`);
+    await afterFreshnessCache();
+  });
+
+  it('is a parameter of every indexed read in the OpenAPI document, with its 409, and the freshness headers', () => {
+    const document = openApiDocument();
+    const indexed = Object.values(httpRoutes).filter((route) => 'indexed' in route && route.indexed);
+    expect(indexed.map((route) => route.path).sort()).toEqual(reads.map((path) => path.replace(wallet, '{address}')).sort());
+    for (const route of indexed) {
+      const operation = (document.paths[route.path] as Record<string, any>).get;
+      const parameter = operation.parameters.find((each: { name: string }) => each.name === 'minBlock');
+      expect(parameter, route.path).toMatchObject({ in: 'query', required: false, schema: { type: 'string' } });
+      expect(parameter.description).toMatch(/409/);
+      expect(operation.responses[409].description, route.path).toMatch(/minBlock/);
+      expect(operation.responses[409].content['application/problem+json'].example).toMatchObject({ status: 409, minBlock: expect.any(String), indexedBlock: expect.any(String) });
+      expect(Object.keys(operation.responses[200].headers)).toEqual(['X-Indexed-Block', 'X-Safe-Block', 'X-Finalized-Block']);
+    }
+  });
+});
+
+/** One request with the target sent byte for byte, so that broken percent-escapes reach the server. */
+function send(target: string): Promise<{ status: number; contentType?: string; body: string }> {
+  const origin = new URL(stack.url);
+  return new Promise((resolve, reject) => {
+    const request = http.request({ host: origin.hostname, port: origin.port, path: target }, (response) => {
+      const chunks: Buffer[] = [];
+      response.on('data', (chunk: Buffer) => chunks.push(chunk));
+      response.on('end', () => resolve({ status: response.statusCode ?? 0, contentType: response.headers['content-type'], body: Buffer.concat(chunks).toString('utf8') }));
+    });
+    request.on('error', reject);
+    request.end();
+  });
+}
+
+describe('minBlock, fuzzed', () => {
+  const head = 102n;
+  const digits = (min: bigint, max: bigint) => fc.bigInt({ min, max }).map(String);
+  /** Mostly what must answer at once (reached, or refused); now and then a block within the bound, which waits. */
+  const minBlockValue = fc.oneof(
+    { weight: 4, arbitrary: digits(0n, head) },
+    { weight: 4, arbitrary: digits(head + BigInt(limits.minBlock.maxAheadBlocks) + 1n, 10n ** 20n) },
+    { weight: 1, arbitrary: digits(head + 1n, head + 3n) },
+    { weight: 3, arbitrary: fc.tuple(fc.constantFrom('31337', '1', '8453', '0', '', '9'.repeat(17)), digits(0n, 10n ** 17n)).map(([chain, block]) => `${chain}:${block}`) },
+    { weight: 4, arbitrary: fc.string({ maxLength: 20 }) },
+    { weight: 2, arbitrary: fc.constantFrom('-0', '+1', '1_000', '１２', '٣', 'Infinity', 'NaN', 'constructor', '__proto__', '0x1', '1n', '%', '%00', '%FF', '%C3%28', '1%2C2', '1&minBlock=2') },
+  );
+
+  it('answers every minBlock value on every indexed read with 200, 409 or a 422 problem, never a 500 (property)', async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.constantFrom(...reads), minBlockValue, fc.boolean(), async (path, minBlock, raw) => {
+        // Raw: as written, broken escapes included; else percent-encoded text.
+        const value = raw && /^[\x21-\x7e]*$/.test(minBlock) ? minBlock.replace(/[#?]/g, '') : encodeURIComponent(minBlock);
+        const response = await send(`${path}?minBlock=${value}`);
+        const description = `${path}?minBlock=${value} → ${response.status} ${response.body.slice(0, 300)}`;
+        expect([200, 409, 422], description).toContain(response.status);
+        if (response.status !== 200) {
+          expect(response.contentType, description).toBe('application/problem+json');
+          expect(response.body, description).not.toMatch(/SELECT|indexer\.|\bat [^ ]+\.(ts|js):\d+/);
+        }
+      }),
+      { numRuns: 200 },
+    );
+  }, 300_000);
+});
