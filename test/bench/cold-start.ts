@@ -31,7 +31,7 @@ export const coldStartBench: BenchSection = async ({ stack, sql }) => {
       workdir,
       migrationUrl.href,
       times,
-      { baseline: true },
+      { baseline: true, floors: true },
     );
     printColdStarts(functions, { times, baseline, loadAtStart });
   } finally {

@@ -65,6 +65,9 @@ export const readRouteKeys: ReadonlySet<string> = new Set(readRouteNames.map((na
 /** A read bundle's import (Lambda's init phase) at most this many times the pg-only bundle's, measured in the same run. */
 export const importRatioGoal = 1.5;
 
+/** Every function's import (Lambda's init phase) at most this many times its library floor's (library-floor.ts), measured in the same run. */
+export const floorRatioGoal = 1.25;
+
 /** A read handler's warm invocation beside the same SQL through pg in the same process, as deployed (info logs, metrics, tracing). */
 export const warmGoals = { overheadMs: 0.1, ratio: 1.3 } as const;
 

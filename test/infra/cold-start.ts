@@ -12,7 +12,8 @@ import { originVerifyHeader } from '@hatchery/core/origin-verify';
 import { httpRoutes, type HttpRoute } from '@hatchery/functions/routes';
 import { fanOutHandler, type WsEvent } from '@hatchery/functions/routes/realtime';
 import { demoAddress } from '@hatchery/local/demo-data';
-import { importRatioGoal, readRouteKeys, sizeBudget, sizeBudgets, verdict, type FunctionRole } from './budgets';
+import { floorRatioGoal, importRatioGoal, readRouteKeys, sizeBudget, sizeBudgets, verdict, type FunctionRole } from './budgets';
+import { libraryFloors } from './library-floor';
 import { buildPgOnlyBaseline, pgOnlyBaselineSummary } from './pg-only';
 import { deployedFunctions, only, routesOf, state, type DeployedFunction } from './sst/deployed';
 import { runDeploy } from './sst/run';
@@ -243,6 +244,8 @@ export interface ColdStart {
   bundle: Bundle;
   probe: Probe;
   expectedStatus?: number;
+  /** Its library floor (library-floor.ts), probed in the same rounds, when asked for. */
+  floor?: { libraries: string[]; bundle: Bundle; probe: Probe };
 }
 
 export interface ColdStarts {
@@ -273,7 +276,13 @@ interface Measurement {
  * the migrator migrates `migrationDatabaseUrl`. With `baseline`, the pg-only
  * bundle (pg-only.ts) is probed in the same rounds.
  */
-export async function measureColdStarts(backing: Backing, workdir: string, migrationDatabaseUrl: string, times = 1, options: { baseline?: boolean } = {}): Promise<ColdStarts> {
+export async function measureColdStarts(
+  backing: Backing,
+  workdir: string,
+  migrationDatabaseUrl: string,
+  times = 1,
+  options: { baseline?: boolean; floors?: boolean } = {},
+): Promise<ColdStarts> {
   const targets = await deployForColdStarts(backing, workdir);
   const routes = new Map(Object.values<HttpRoute>(httpRoutes).map((route) => [`${route.method} ${route.path}`, route]));
   const order = (target: ColdStartTarget) => ['http', 'hub', 'fanOut', 'migrator', 'other'].indexOf(target.via) * 10 + ['$connect', '$default', '$disconnect'].indexOf(target.key);
@@ -304,11 +313,26 @@ export async function measureColdStarts(backing: Backing, workdir: string, migra
     const environment = { DATABASE_URL: backing.databaseUrl };
     baseline = { once: () => probeBundle({ ...built, environment }, backing, { event: httpEvent(httpRoutes.listEditions) }), row: { key: pgOnlyBaselineKey, handler: built.file, bundle: built.bundle } };
   }
-  const all = baseline ? [baseline, ...measurements] : measurements;
+  // Each function's floor, but the migrator's: it runs once per deploy, never in a user's request.
+  const floored = options.floors ? measurements.filter((measurement) => measurement.row.via !== 'migrator') : [];
+  const floors = await libraryFloors([...new Set(floored.map((measurement) => measurement.row.handler))], join(workdir, 'floors'));
+  const distinctFloors = [...new Set(floors.values())];
+  const floorMeasurements: Measurement[] = distinctFloors.map((floor) => ({
+    once: () => probeBundle({ ...floor, environment: { DATABASE_URL: backing.databaseUrl } }, backing, { event: {} }),
+    row: { key: `floor: ${floor.libraries.join(', ')}`, handler: floor.file, bundle: floor.bundle },
+  }));
+  const all = [...(baseline ? [baseline] : []), ...measurements, ...floorMeasurements];
   const probes = all.map(() => [] as Probe[]);
   for (let round = 0; round < times; round++) for (const [index, measurement] of all.entries()) probes[index]!.push(await measurement.once());
   const rows = all.map((measurement, index): ColdStart => ({ ...measurement.row, probe: medianProbe(probes[index]!) }));
-  return baseline ? { baseline: rows[0], functions: rows.slice(1) } : { functions: rows };
+  const floorRows = rows.slice(rows.length - floorMeasurements.length);
+  const functionRows = rows.slice(baseline ? 1 : 0, rows.length - floorMeasurements.length).map((row): ColdStart => {
+    const floor = floors.get(row.handler);
+    if (!floor) return row;
+    const floorRow = floorRows[distinctFloors.indexOf(floor)]!;
+    return { ...row, floor: { libraries: floor.libraries, bundle: floor.bundle, probe: floorRow.probe } };
+  });
+  return baseline ? { baseline: rows[0], functions: functionRows } : { functions: functionRows };
 }
 
 export const pgOnlyBaselineKey = 'pg-only baseline';
@@ -346,7 +370,19 @@ export function printColdStarts(rows: readonly ColdStart[], options: { times?: n
   const { times = 1, baseline, loadAtStart = loadavg()[0]! } = options;
   const runs = times > 1 ? `median of ${times} fresh Node.js ${process.versions.node} processes, in rounds` : `one fresh Node.js ${process.versions.node} process`;
   console.log(`\nFunction bundles and cold starts (${runs} per function; first call against the local stack; load average ${loadAtStart.toFixed(2)} when it started)`);
-  const columns: [string, number][] = [['function', -38], ['KB', 6], ['gzip KB', 8], ['budget KB', 11], ['import ms', 10], ['import ×', 9], ['1st call', 9], ['status', 8]];
+  const columns: [string, number][] = [
+    ['function', -38],
+    ['KB', 6],
+    ['gzip KB', 8],
+    ['budget KB', 11],
+    ['import ms', 10],
+    ['import ×', 9],
+    ['floor KB', 9],
+    ['floor ms', 9],
+    ['× floor', 8],
+    ['1st call', 9],
+    ['status', 8],
+  ];
   const line = (cells: string[]) => console.log(cells.map((cell, index) => (columns[index]![1] < 0 ? cell.padEnd(-columns[index]![1]) : cell.padStart(columns[index]![1]))).join(' '));
   line(columns.map(([name]) => name));
   const ratio = (row: ColdStart) => (baseline && !baseline.probe.error && !row.probe.error ? row.probe.importMs / baseline.probe.importMs : undefined);
@@ -356,15 +392,36 @@ export function printColdStarts(rows: readonly ColdStart[], options: { times?: n
     let status = String(row.probe.statusCode ?? (row.probe.error ? 'error' : 'ok'));
     // The baseline must read what GET /editions reads, or its import is no yardstick.
     if (row === baseline && editions && JSON.stringify(pageOf(row.probe.result)) !== JSON.stringify(editions)) status = 'differs';
-    line([row.key, kb(row.bundle.bytes), kb(row.bundle.gzipBytes), budgetCell(row), ms(row.probe.importMs), ratio(row)?.toFixed(2) ?? '-', ms(row.probe.invokeMs), status]);
+    const floor = row.floor;
+    line([
+      row.key,
+      kb(row.bundle.bytes),
+      kb(row.bundle.gzipBytes),
+      budgetCell(row),
+      ms(row.probe.importMs),
+      ratio(row)?.toFixed(2) ?? '-',
+      floor ? kb(floor.bundle.bytes) : '-',
+      floor ? ms(floor.probe.importMs) : '-',
+      floorRatio(row)?.toFixed(2) ?? '-',
+      ms(row.probe.invokeMs),
+      status,
+    ]);
   }
   if (baseline) console.log(`(pg-only baseline: ${pgOnlyBaselineSummary}; import × = the function's import / the baseline's)`);
+  const floors = new Map(rows.flatMap((row) => (row.floor ? [[row.floor.libraries.join(', '), row.floor] as const] : [])));
+  if (floors.size) {
+    console.log("(floor = a bundle of only the function's own third-party libraries, constructed at init as it constructs them (test/infra/library-floor.ts); × floor = import / floor's import)");
+    for (const [libraries, floor] of floors) console.log(`  floor ${kb(floor.bundle.bytes).padStart(4)} KB ${ms(floor.probe.importMs).padStart(4)} ms: ${libraries || '(none)'}`);
+  }
   printGoals(rows, baseline);
 }
 
-/** Issue 21's goals beside this run's figures: each size group's largest bundle, and the read bundles' import ratios. */
+/** A function's import as a ratio to its library floor's, when both were measured. */
+const floorRatio = (row: ColdStart) => (row.floor && !row.floor.probe.error && !row.probe.error ? row.probe.importMs / row.floor.probe.importMs : undefined);
+
+/** The goals beside this run's figures: each size group's largest bundle, every function's import against its floor, the read bundles' import ratios. */
 function printGoals(rows: readonly ColdStart[], baseline?: ColdStart): void {
-  console.log('Goals of issue 21 (test/infra/budgets.ts):');
+  console.log('Goals (test/infra/budgets.ts):');
   const budgeted = rows.flatMap((row) => {
     const budget = row.via && sizeBudget({ role: row.via, key: row.key });
     return budget && budget !== 'exempt' ? [{ row, budget }] : [];
@@ -376,6 +433,17 @@ function printGoals(rows: readonly ColdStart[], baseline?: ColdStart): void {
     const largest = group.reduce((a, b) => (b.bundle.bytes > a.bundle.bytes ? b : a));
     console.log(
       `  ${`${budget.goal} ≤ ${kb(budget.bytes)} KB`.padEnd(60)} ${verdict(!over.length)}: ${over.length} of ${group.length} over; ${kb(Math.min(...group.map((row) => row.bundle.bytes)))}–${kb(largest.bundle.bytes)} KB (largest ${largest.key})`,
+    );
+  }
+  const floored = rows.flatMap((row) => {
+    const ratio = floorRatio(row);
+    return ratio === undefined ? [] : [{ row, ratio }];
+  });
+  if (floored.length) {
+    const worst = floored.reduce((a, b) => (b.ratio > a.ratio ? b : a));
+    console.log(
+      `  ${`every function's import ≤ ${floorRatioGoal}× its library floor's`.padEnd(60)} ${verdict(worst.ratio <= floorRatioGoal)}: ` +
+        `${floored.filter((each) => each.ratio > floorRatioGoal).length} of ${floored.length} over; ${Math.min(...floored.map((each) => each.ratio)).toFixed(2)}–${worst.ratio.toFixed(2)}× (largest ${worst.row.key})`,
     );
   }
   if (!baseline || baseline.probe.error) return;
