@@ -67,16 +67,21 @@ describe('/openapi.json', () => {
       expect(operation.security).toEqual([]);
       const parameters = operation.parameters.map((p: { name: string; in: string }) => `${p.in}:${p.name}`).sort();
       expect(parameters, route.path).toEqual(
-        [...(expected.address ? ['path:address'] : []), ...(expected.paged ? ['query:after', 'query:filter', 'query:orderBy', 'query:page', 'query:pageSize', 'query:v'] : [])].sort(),
+        [
+          ...(expected.address ? ['path:address'] : []),
+          ...(expected.paged ? ['query:after', 'query:filter', 'query:orderBy', 'query:page', 'query:pageSize', 'query:v'] : []),
+          'query:minBlock',
+        ].sort(),
       );
       const schema = operation.responses['200'].content['application/json'].schema;
       const item = expected.paged ? schema.properties.items.items : schema;
       if (expected.paged) expect(Object.keys(schema.properties).sort()).toEqual(['items', 'nextCursor', 'page', 'pageSize', 'totalCount']);
-      expect(Object.keys(operation.responses['200'].headers ?? {}), route.path).toEqual(expected.paged ? ['X-Indexed-Block'] : []);
+      expect(Object.keys(operation.responses['200'].headers ?? {}), route.path).toEqual(['X-Indexed-Block', 'X-Safe-Block', 'X-Finalized-Block']);
       expect(Object.keys(item.properties), route.path).toEqual(expected.fields);
       expect([...item.required].sort(), route.path).toEqual([...expected.required].sort());
       expect(Object.keys(operation.responses).sort()).toEqual(
-        ['200', '500', '503', ...(expected.address || expected.paged ? ['422'] : [])].sort(),
+        // Every one takes minBlock (422 when malformed, 409 while not indexed yet).
+        ['200', '409', '422', '500', '503'].sort(),
       );
     }
   });
