@@ -27,7 +27,7 @@ export const sizing = {
   hub: { memory: '512 MB', timeout: '10 seconds' },
   migrator: { memory: '512 MB', timeout: '5 minutes' },
   /** One full vCPU (1,769 MB): posting (signing each request) is CPU-bound. The timeout is limits.hub.shardTimeoutMs. */
-  fanOut: { memory: '1769 MB', timeout: '30 seconds' },
+  fanOut: { memory: '1769 MB', timeout: '5 minutes' },
 } as const satisfies Record<string, Pick<sst.aws.FunctionArgs, 'memory' | 'timeout'>>;
 
 /** The CloudWatch namespace of the service's metrics: one per stage, so stages sharing an account stay apart. */

@@ -53,6 +53,8 @@ export function createListener(
       WEBSOCKET_MANAGEMENT_ENDPOINT: hub.managementEndpoint,
       AWS_REGION: aws.getRegionOutput().region,
       METRICS_NAMESPACE: metricsNamespace(),
+      FANOUT_POSTS_PER_SECOND: String(settings.fanOut.postsPerSecond),
+      FANOUT_MIN_INTERVAL_MS: String(settings.fanOut.minIntervalMs),
       ...serviceEnvironment(settings),
     },
   });

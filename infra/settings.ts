@@ -17,6 +17,9 @@ const settingsSchema = z.object({
   API_RATE_LIMIT_PER_SECOND: z._default(z.coerce.number().check(z.int(), z.gte(1)), 1000),
   /** `ec2` trades the managed NAT gateways (about $32 a month each) for small NAT instances. */
   HATCHERY_NAT: z._default(z.enum(['managed', 'ec2']), 'managed'),
+  /** The fan-out budget and the least time between broadcasts: the listener's variables, the same defaults (their reasons are there). */
+  FANOUT_POSTS_PER_SECOND: configSchema.shape.FANOUT_POSTS_PER_SECOND,
+  FANOUT_MIN_INTERVAL_MS: configSchema.shape.FANOUT_MIN_INTERVAL_MS,
   /** A second listener task as a warm standby; the advisory lock lets only one fan out. */
   HATCHERY_LISTENER_STANDBY: flag,
   /** docs/operating.md, Alarms: the alarms' thresholds, and who is emailed when one fires. */
@@ -38,6 +41,8 @@ export interface DeploySettings {
   nat: 'managed' | 'ec2';
   indexerSchema: string;
   listenerTasks: number;
+  /** PostToConnection calls a second for all posts together (0: no budget), and the least milliseconds between broadcasts. */
+  fanOut: { postsPerSecond: number; minIntervalMs: number };
   /**
    * The stage uses the database named by the DatabaseUrl secret (the one the
    * indexer writes) instead of creating one. SST hands a stage's secrets to
@@ -69,6 +74,7 @@ export function deploySettings(env: NodeJS.ProcessEnv = process.env): DeploySett
     nat: settings.HATCHERY_NAT,
     indexerSchema: settings.INDEXER_SCHEMA,
     listenerTasks: settings.HATCHERY_LISTENER_STANDBY ? 2 : 1,
+    fanOut: { postsPerSecond: settings.FANOUT_POSTS_PER_SECOND, minIntervalMs: settings.FANOUT_MIN_INTERVAL_MS },
     existingDatabase: env[`SST_SECRET_${linkedResources.DATABASE_URL.name}`] !== undefined,
     alarms: {
       email: settings.HATCHERY_ALARM_EMAIL,

@@ -51,6 +51,8 @@ const variants = {
       HATCHERY_ALARM_LISTENER_LAG_MS: '5000',
       HATCHERY_ALARM_INDEXER_LAG_SECONDS: '120',
       INDEXER_SCHEMA: 'game_views',
+      FANOUT_POSTS_PER_SECOND: '2000',
+      FANOUT_MIN_INTERVAL_MS: '60000',
     },
   },
   wafOff: { stage: 'dev', env: { ...secrets, IP_RATE_LIMIT_PER_SECOND: '0' } },
@@ -394,6 +396,8 @@ describe('the listener', () => {
     expect(config.DYNAMODB_TABLE).toBe(state(only(result, 'aws:dynamodb/table:Table')).name);
     expect(config.AWS_REGION).toBe('eu-west-1');
     expect(config.WEBSOCKET_MANAGEMENT_ENDPOINT).toMatch(/^https:\/\/\w+\.execute-api\.eu-west-1\.amazonaws\.com\/\$default$/);
+    expect(config).toMatchObject({ FANOUT_POSTS_PER_SECOND: 5_000, FANOUT_MIN_INTERVAL_MS: 1_000 });
+    expect(listenerConfig(deployed('tuned'))).toMatchObject({ FANOUT_POSTS_PER_SECOND: 2_000, FANOUT_MIN_INTERVAL_MS: 60_000 });
     const taskRole = ofType(result, 'aws:iam/role:Role').find((role) => role.name === 'ListenerTaskRole')!;
     const statements = (inputs<{ inlinePolicies: { policy: string }[] }>(taskRole).inlinePolicies ?? []).flatMap((policy) => (JSON.parse(policy.policy) as { Statement: DeployedFunction['statements'] }).Statement);
     expect(allows(statements, 'execute-api:ManageConnections', `${String(state(hubApi(result)).executionArn)}/$default/POST/@connections/abc=`)).toBe(true);
@@ -407,7 +411,7 @@ describe('the listener', () => {
     for (const fn of deployedFunctions(tuned)) expect(lambdaConfig(fn).INDEXER_SCHEMA, fn.id).toBe('game_views');
   });
 
-  it('hands large broadcasts to the fan-out function: asynchronous invocations it may make, retried twice, each shard posted through the management API', () => {
+  it('hands large broadcasts to the fan-out function: invocations it may make, each shard posted through the management API', () => {
     const result = deployed('dev');
     const fanOut = deployedFunctions(result).find((fn) => fn.build.source === fanOutHandler)!;
     expect(fanOut.id).toBe('FanOut');
@@ -420,7 +424,8 @@ describe('the listener', () => {
     expect(allows(fanOut.statements, 'dynamodb:Query', String(state(only(result, 'aws:dynamodb/table:Table')).arn))).toBe(true);
     expect(lambdaConfig(fanOut).WEBSOCKET_MANAGEMENT_ENDPOINT).toMatch(/execute-api/);
     const invokeConfig = ofType(result, 'aws:lambda/functionEventInvokeConfig:FunctionEventInvokeConfig').map((each) => inputs(each));
-    expect(invokeConfig).toEqual([expect.objectContaining({ functionName: fanOut.lambda.name, maximumRetryAttempts: limits.hub.shardRetries, maximumEventAgeInSeconds: 300 })]);
+    // The listener invokes it synchronously and retries a failed shard itself: an asynchronous invocation is no one's, and never retried.
+    expect(invokeConfig).toEqual([expect.objectContaining({ functionName: fanOut.lambda.name, maximumRetryAttempts: 0 })]);
   });
 
   it('publishes its metrics to CloudWatch with a log metric filter per metric on its container’s log group, as its EMF lines carry them', () => {

@@ -48,14 +48,27 @@ export const limits = {
      * `smallAudience / connectionShards` records is posted by the listener, any larger one by a shard invocation.
      */
     smallAudience: 512,
-    /** Times a failed shard invocation is tried again (Lambda's asynchronous retries in AWS, the local stack's worker pool here). */
+    /** Times the listener tries a failed shard invocation again (it fails before its first post, so a retry re-sends nothing). */
     shardRetries: 2,
-    /** The fan-out function's timeout (infra, and the local stack's Lambda service): far above a shard's few seconds of posts. */
-    shardTimeoutMs: 30_000,
+    /**
+     * The fan-out function's timeout (infra, and the local stack's Lambda service). A shard posts at its part of the
+     * broadcast budget, so it takes about as long as the whole audience at the budget: 5 minutes carry 1.3 million
+     * connections at the default budget's broadcast share (4,500 a second).
+     */
+    shardTimeoutMs: 300_000,
     /** A shard invocation stops posting this long before its deadline, so a timeout never makes the retry re-send what was sent. */
     shardDeadlineMarginMs: 2_000,
     /** A failed-over listener resumes the saved forge cursor only when it is this fresh; older means the clients have given up (45 s). */
     listenerStateMaxAgeMs: 10 * 60_000,
+    /**
+     * The share of the fan-out budget kept for targeted events (forgeFulfilled), so they never wait behind a
+     * broadcast: a tenth, since a group is a buyer's few tabs while a broadcast is every connection.
+     */
+    targetedShare: 0.1,
+    /** After a 429 without Retry-After, how long a shard (or the listener) stops posting. */
+    throttlePauseMs: 1_000,
+    /** After a 429 the posting rate halves, then climbs back to its share of the budget over this long. */
+    throttleRecoveryMs: 10_000,
     /** More new fulfilments than this in one read is the indexer back-filling history, not events anyone waits for. */
     backfillFulfilments: 1_000,
   },

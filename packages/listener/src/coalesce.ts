@@ -33,12 +33,14 @@ export function coalesce(work: () => Promise<void>) {
 
 /**
  * Runs `work` on the values pushed, one at a time and in order, keeping only
- * the newest value that arrives while a run is in progress: a snapshot that a
- * newer one replaced before it went out is never sent.
+ * the newest value that arrives while a run is in progress or waits for
+ * `ready`: a snapshot that a newer one replaced before it went out is never sent.
  */
-export function latestOnly<T>(work: (value: T) => Promise<void>) {
+export function latestOnly<T>(work: (value: T) => Promise<void>, ready: () => Promise<void> = async () => undefined) {
   let pending: { value: T } | undefined;
   const runs = coalesce(async () => {
+    // The value is taken only once the run may start, so one pushed during the wait replaces it.
+    await ready();
     const next = pending;
     pending = undefined;
     if (next) await work(next.value);

@@ -9,7 +9,8 @@ import { notificationChannel } from '@hatchery/core/indexer/names';
 import { marketChange, nextMarketVersion, readFulfilments, readListingsSnapshot, tablesToRead, type Fulfilment } from '@hatchery/core/realtime/changes';
 import { connectionStore, shards, type ConnectionStore } from '@hatchery/core/realtime/connections';
 import { forgeFulfilledMessage, marketChangedMessage, type MarketChanged } from '@hatchery/core/realtime/events';
-import { inOnePage, post, type Delivery, type FanOutParts } from '@hatchery/core/realtime/fan-out';
+import { budgetShares, nextBroadcastAt, pacer, type FanOutBudget, type Pacer } from '@hatchery/core/realtime/budget';
+import { addDeliveries, inOnePage, noDelivery, post, type Delivery, type FanOutParts } from '@hatchery/core/realtime/fan-out';
 import { hubConnections, managementClient, type HubConnections } from '@hatchery/platform/aws/management';
 import { coalesce, latestOnly } from './coalesce';
 import { listenerMetrics, type MeasuredRead } from './metrics';
@@ -38,6 +39,10 @@ export interface ListenerOptions {
   forgeConnections: HubConnections;
   /** Who posts a large broadcast's shards: the fan-out function when FANOUT_FUNCTION_NAME names one, else the listener itself. */
   shards: ShardInvoker;
+  /** How many shards `shards` posts at once (the local stack's worker threads; in AWS every shard has an invocation of its own). */
+  shardConcurrency: number;
+  /** All posts' rate and the least time between broadcasts (FANOUT_POSTS_PER_SECOND, FANOUT_MIN_INTERVAL_MS). */
+  budget: FanOutBudget;
   state: StateStore;
   /** How often the leader sums the transparency summary's row; see limits.summaryRefresh. */
   summary: SummaryTiming;
@@ -57,11 +62,11 @@ export interface ListenerStats {
   failedReads: number;
   marketChanged: number;
   forgeFulfilled: number;
-  /** Posts the listener made or saw made (a shard handed to the function reports nothing back). */
+  /** Posts the listener made, and those the fan-out function's invocations reported. */
   sent: number;
   gone: number;
   /** Shards of broadcasts handed to the fan-out function. */
-  shardsQueued: number;
+  shardsHanded: number;
   /** Shards that could not be read or handed out. */
   failedShards: number;
   /** Sums of the transparency summary stored, and those that failed. */
@@ -94,7 +99,7 @@ export class Listener {
     forgeFulfilled: 0,
     sent: 0,
     gone: 0,
-    shardsQueued: 0,
+    shardsHanded: 0,
     failedShards: 0,
     summaries: 0,
     failedSummaries: 0,
@@ -105,7 +110,14 @@ export class Listener {
   private readonly marketReads = coalesce(() => this.readMarket());
   /** How far behind its chains the indexer is, for the IndexerLag metric: once per poll, on the market session. */
   private readonly indexerReads = coalesce(() => this.readIndexer());
-  private readonly broadcasts = latestOnly((snapshot: MarketChanged) => this.broadcast(snapshot));
+  /** Broadcasts, each starting once the last one's audience has had its time at the budget (and the minimum interval). */
+  private readonly broadcasts = latestOnly(
+    (snapshot: MarketChanged) => this.broadcast(snapshot),
+    () => this.pause(Math.max(0, this.nextBroadcastAt - performance.now())),
+  );
+  private nextBroadcastAt = 0;
+  /** forgeFulfilled's share of the budget, shared by every fulfilment. */
+  private readonly targetedPace: Pacer | undefined;
   /** The state is written in a lane of its own, so a slow write never delays the next read (and its fulfilments). */
   private readonly saves = latestOnly((state: DetectionState) => this.write(state));
   /** The summary's row, kept during a term on a session of its own (./summary.ts). */
@@ -142,10 +154,15 @@ export class Listener {
       shards:
         options.shards ??
         (functionName ? functionShards(functionName) : inProcessShards({ store, connections, concurrency: fanOutConcurrency, log })),
+      shardConcurrency: options.shardConcurrency ?? limits.hub.connectionShards,
+      budget: options.budget ?? { postsPerSecond: config().FANOUT_POSTS_PER_SECOND, minIntervalMs: config().FANOUT_MIN_INTERVAL_MS },
       state: options.state ?? dynamoStateStore(),
       summary: options.summary ?? limits.summaryRefresh,
       log,
     };
+    const targeted = budgetShares(this.options.budget)?.targeted;
+    // A second's worth at once: a buyer's group is a few connections, which go out together.
+    this.targetedPace = targeted === undefined ? undefined : pacer(targeted, Math.max(1, Math.floor(targeted)));
   }
 
   stats(): ListenerStats {
@@ -382,7 +399,7 @@ export class Listener {
 
   private async sendFulfilment(fulfilment: Fulfilment): Promise<void> {
     const { store, forgeConnections, fanOutConcurrency, log } = this.options;
-    const parts: FanOutParts = { store, connections: forgeConnections, concurrency: fanOutConcurrency, log };
+    const parts: FanOutParts = { store, connections: forgeConnections, concurrency: fanOutConcurrency, log, pace: this.targetedPace };
     const postedAt = performance.now();
     const delivery = await post(store.group(fulfilment.buyer), forgeFulfilledMessage(fulfilment), parts);
     this.count(delivery);
@@ -392,41 +409,51 @@ export class Listener {
 
   /**
    * marketChanged to every connection, all shards at once. One read of each
-   * shard tells a small one, which the listener posts itself with the ids it
-   * already has, from a larger one, which it hands to the shard invoker.
+   * shard tells an empty one, which costs nothing more, a small one, which
+   * the listener posts itself with the ids it already has, and a larger one,
+   * which it hands to the shard invoker. The broadcast share of the budget is
+   * divided among the shards that post at once, and the next broadcast waits
+   * until this one's audience has had its time at that share.
    */
   private async broadcast(snapshot: MarketChanged): Promise<void> {
-    const { store, connections, fanOutConcurrency, smallAudience, shards: invoke, log } = this.options;
+    const { store, connections, fanOutConcurrency, smallAudience, shards: invoke, shardConcurrency, budget, log } = this.options;
     const frame = marketChangedMessage(snapshot);
-    const parts: FanOutParts = { store, connections, concurrency: fanOutConcurrency, log };
     const perShard = Math.floor(smallAudience / shards.length);
     this.counters.marketChanged++;
-    const postedAt = performance.now();
-    // What the listener posted itself; shards handed to the fan-out function report in its own metrics.
-    const total: Delivery = { sent: 0, gone: 0, failed: 0, skipped: 0 };
-    const tally = (delivery: Delivery) => {
-      this.count(delivery);
-      for (const key of ['sent', 'gone', 'failed', 'skipped'] as const) total[key] += delivery[key];
+    const startedAt = performance.now();
+    // What the listener posted itself, and what the fan-out function's invocations report (they publish their own metrics).
+    let own: Delivery = noDelivery;
+    let handed: Delivery = noDelivery;
+    const failed = (shard: number) => (error: unknown) => {
+      this.counters.failedShards++;
+      log.error({ err: error, shard }, 'a shard of a broadcast could not be handed out');
     };
-    await Promise.all(
-      shards.map(async (shard) => {
-        try {
-          // One more than a small shard may hold: the read then ends short of the limit exactly when the shard is small.
-          const peek = await store.peek(shard, perShard + 1);
-          if (peek.complete) {
-            tally(await post(inOnePage(peek.ids), frame, parts));
-            return;
-          }
-          const outcome = await invoke({ shard, frame });
-          if (outcome === 'queued') this.counters.shardsQueued++;
-          else tally(outcome);
-        } catch (error) {
-          this.counters.failedShards++;
-          log.error({ err: error, shard }, 'a shard of a broadcast could not be handed out');
-        }
+    // One more than a small shard may hold: the read then ends short of the limit exactly when the shard is small.
+    const peeks = await Promise.all(shards.map((shard) => store.peek(shard, perShard + 1).then((peek) => ({ shard, peek }), failed(shard))));
+    const posting = peeks.filter((each) => each !== undefined).filter(({ peek }) => peek.ids.length > 0 || !peek.complete);
+    const small = posting.filter(({ peek }) => peek.complete);
+    const large = posting.filter(({ peek }) => !peek.complete);
+    const lanes = small.length + Math.min(large.length, Math.max(1, shardConcurrency));
+    const broadcastShare = budgetShares(budget)?.broadcast;
+    const postsPerSecond = broadcastShare === undefined ? undefined : broadcastShare / Math.max(1, lanes);
+    await Promise.all([
+      ...small.map(async ({ peek }) => {
+        const parts: FanOutParts = { store, connections, concurrency: fanOutConcurrency, log, pace: postsPerSecond ? pacer(postsPerSecond) : undefined };
+        const delivery = await post(inOnePage(peek.ids), frame, parts);
+        own = addDeliveries(own, delivery);
       }),
-    );
-    this.metrics.delivered('marketChanged', total, postedAt);
+      ...large.map(async ({ shard }) => {
+        if (!invoke.postsHere) this.counters.shardsHanded++;
+        const delivery = await invoke({ shard, frame, ...(postsPerSecond && { postsPerSecond }) }).catch(failed(shard));
+        if (delivery && invoke.postsHere) own = addDeliveries(own, delivery);
+        else if (delivery) handed = addDeliveries(handed, delivery);
+      }),
+    ]);
+    const total = addDeliveries(own, handed);
+    this.count(total);
+    const audience = total.sent + total.gone + total.failed + total.skipped;
+    this.nextBroadcastAt = nextBroadcastAt(startedAt, audience, budget);
+    this.metrics.delivered('marketChanged', own, startedAt);
   }
 
   private count(delivery: Delivery) {

@@ -17,6 +17,14 @@ export const localSettingsSchema = z.object({
    * the one DATABASE_URL names (a real indexer's, where tables of ours would stop Ponder from creating its own).
    */
   HATCHERY_DEMO_DATA: unsetWhenEmpty(z._default(z.enum(['auto', 'true', 'false']), 'auto')),
+  /**
+   * The account's API Gateway throttle, modelled by the local gateway (gateway/quota.ts): requests a second shared by
+   * HTTP requests, hub connects and messages in, and management API calls. 0, the default, models none: one developer's
+   * stack never reaches AWS's 10,000 a second, and tests that need the quota turn it on.
+   */
+  HATCHERY_QUOTA_PER_SECOND: unsetWhenEmpty(z._default(z.coerce.number().check(z.int(), z.gte(0)), 0)),
+  /** The throttle's burst (its bucket's size); unset, half the rate, as AWS's defaults are (10,000 a second, 5,000 burst). */
+  HATCHERY_QUOTA_BURST: unsetWhenEmpty(z.optional(z.coerce.number().check(z.int(), z.gte(1)))),
   /** Human-readable logs (pino-pretty) or JSON lines; by default pretty when stdout is a terminal. */
   LOG_FORMAT: unsetWhenEmpty(z.optional(z.enum(['pretty', 'json']))),
 });
@@ -27,4 +35,10 @@ export function localSettings(env: NodeJS.ProcessEnv = process.env): LocalSettin
   const parsed = localSettingsSchema.safeParse(env);
   if (parsed.success) return parsed.data;
   throw new StartupError(parsed.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`).join('; '));
+}
+
+/** The local gateway's model of the account's throttle, from the settings. */
+export function quotaSettings(settings: Pick<LocalSettings, 'HATCHERY_QUOTA_PER_SECOND' | 'HATCHERY_QUOTA_BURST'>): { perSecond: number; burst: number } {
+  const perSecond = settings.HATCHERY_QUOTA_PER_SECOND;
+  return { perSecond, burst: settings.HATCHERY_QUOTA_BURST ?? Math.max(1, Math.floor(perSecond / 2)) };
 }

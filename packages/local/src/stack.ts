@@ -17,6 +17,7 @@ import { startDynalite } from './dynamo';
 import { lambdaApi, lambdaApiPath, type LambdaApi, type LocalFunction } from './gateway/lambda-api';
 import { invokeStore } from './gateway/lambda';
 import { managementApi, managementPath } from './gateway/management';
+import { accountQuota, type AccountQuota } from './gateway/quota';
 import { startGateway, type RunningGateway } from './gateway/server';
 import { websocketApi, type WebSocketApi } from './gateway/websocket';
 import { workerPool, type WorkerPool } from './gateway/workers';
@@ -24,6 +25,7 @@ import { localIdentityProvider, type LocalIdentityProvider } from './idp';
 import { metricsRegistry, serveMetrics, type MetricsRegistry } from './metrics';
 import { startEmbeddedPostgres, type EmbeddedDatabase } from './postgres';
 import { claimDataDir, StartupError } from './record';
+import { localSettingsSchema, quotaSettings } from './settings';
 
 export interface StackOptions {
   /** 0 picks a free port (tests). */
@@ -41,11 +43,13 @@ export interface StackOptions {
   /** Copied instead of running initdb (see test/support/global-setup.ts). */
   postgresTemplateDir?: string;
   /** The in-process listener's timing; false runs none (tests that start their own). */
-  listener?: Partial<Pick<ListenerOptions, 'pollMs' | 'reconnectMs' | 'fanOutConcurrency' | 'smallAudience'>> | false;
+  listener?: Partial<Pick<ListenerOptions, 'pollMs' | 'reconnectMs' | 'fanOutConcurrency' | 'smallAudience' | 'budget'>> | false;
   /** Worker threads of the local Lambda service (default: one per core, at most one per shard). */
   fanOutWorkers?: number;
   /** More functions for the local Lambda service, by name (tests). */
   functions?: Record<string, LocalFunction>;
+  /** The account's throttle the gateway models; by default HATCHERY_QUOTA_PER_SECOND and HATCHERY_QUOTA_BURST (off). */
+  quota?: { perSecond: number; burst: number };
 }
 
 /** The fan-out function's name on the local Lambda service. */
@@ -59,6 +63,8 @@ export interface RunningStack {
   gateway: RunningGateway;
   /** The WebSocket side of the gateway (its live connections). */
   hub: WebSocketApi;
+  /** The account's throttle as the gateway models it: its counts, and a change of rate (tests, the bench). */
+  quota: AccountQuota;
   /** The local Lambda service the listener invokes the fan-out function through, and its worker threads. */
   lambda: LambdaApi;
   workers: WorkerPool;
@@ -114,7 +120,15 @@ export async function startStack(options: StackOptions): Promise<RunningStack> {
 
     // The port is taken first, so a conflict shows at once; until the stack is ready it answers 503 with Retry-After.
     let ready = false;
-    const hub = websocketApi({ path: hubPath, routes: wsRoutes });
+    const { HATCHERY_QUOTA_PER_SECOND, HATCHERY_QUOTA_BURST } = localSettingsSchema.shape;
+    const quota = accountQuota(
+      options.quota ??
+        quotaSettings({
+          HATCHERY_QUOTA_PER_SECOND: HATCHERY_QUOTA_PER_SECOND.parse(process.env.HATCHERY_QUOTA_PER_SECOND),
+          HATCHERY_QUOTA_BURST: HATCHERY_QUOTA_BURST.parse(process.env.HATCHERY_QUOTA_BURST),
+        }),
+    );
+    const hub = websocketApi({ path: hubPath, routes: wsRoutes, quota });
     // The workers share this process's environment, which the stack completes below, before any invocation.
     const workers = workerPool(options.fanOutWorkers);
     const lambda = lambdaApi(
@@ -130,12 +144,13 @@ export async function startStack(options: StackOptions): Promise<RunningStack> {
       port: options.port,
       ipRequestsPerSecond: configSchema.shape.IP_RATE_LIMIT_PER_SECOND.parse(process.env.IP_RATE_LIMIT_PER_SECOND),
       isReady: () => ready,
+      quota,
       localEndpoints: {
         '/.well-known/jwks.json': (_request, response) => {
           response.writeHead(200, { 'content-type': 'application/json', 'cache-control': 'max-age=300' });
           response.end(JSON.stringify(idp.jwks));
         },
-        [managementPath]: managementApi(hub.connections),
+        [managementPath]: managementApi(hub.connections, quota),
         [lambdaApiPath]: lambda.endpoint,
         '/metrics': serveMetrics(metrics),
       },
@@ -204,7 +219,8 @@ export async function startStack(options: StackOptions): Promise<RunningStack> {
 
     let listener: Listener | undefined;
     if (options.listener !== false) {
-      const started = new Listener({ databaseUrl, managementEndpoint: gateway.url, ...options.listener }).start();
+      // The local Lambda service runs as many shards at once as it has worker threads: the budget is divided among those.
+      const started = new Listener({ databaseUrl, managementEndpoint: gateway.url, shardConcurrency: workers.size, ...options.listener }).start();
       cleanups.push(() => started.stop());
       listener = started;
     }
@@ -212,7 +228,7 @@ export async function startStack(options: StackOptions): Promise<RunningStack> {
     ready = true;
     await claim.update({ state: 'ready', url: gateway.url, databaseUrl, dynamoEndpoint, idpProjectId: projectId, idpKeyFile });
 
-    return { url: gateway.url, databaseUrl, dynamoEndpoint, idp, gateway, hub, lambda, workers, listener, postgres, metrics, stop };
+    return { url: gateway.url, databaseUrl, dynamoEndpoint, idp, gateway, hub, quota, lambda, workers, listener, postgres, metrics, stop };
   } catch (error) {
     await stop();
     throw error;

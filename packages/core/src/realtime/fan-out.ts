@@ -3,6 +3,7 @@ import * as z from '@hatchery/platform/schema';
 import type { Logger } from '@hatchery/platform/telemetry/logger';
 import type { ConnectionStore } from './connections';
 import type { HubConnections } from '@hatchery/platform/aws/management';
+import { isThrottled, pacer, unpaced, type Pacer } from './budget';
 
 export interface Delivery {
   sent: number;
@@ -54,44 +55,64 @@ export interface FanOutParts {
   store: ConnectionStore;
   concurrency: number;
   log: Logger;
+  /** The posts' part of the fan-out budget (./budget.ts); none, they go as fast as `concurrency` lets them. */
+  pace?: Pacer;
 }
 
 /**
  * Posts one frame to every recipient through the management API, removing
- * those API Gateway reports gone. One connection failing (throttled, store
- * error) never stops the others; none is tried again here beyond the management
- * client's own retries, since trying the whole set again would re-send to the rest.
- * Posting stops at `stopAt` (epoch ms), counting the rest as skipped.
+ * those API Gateway reports gone, each post when `pace` lets it go. A post
+ * answered 429 slows the pacer down and is tried again until `stopAt`, since
+ * the budget, not the recipient, was at fault. One connection failing
+ * otherwise (store error) never stops the others, and is not tried again
+ * here beyond the management client's own retries, since trying the whole set
+ * again would re-send to the rest. Posting stops at `stopAt` (epoch ms),
+ * counting the rest as skipped.
  */
 export async function post(recipients: AsyncIterable<string[]>, frame: string | Uint8Array, parts: FanOutParts, stopAt = Infinity): Promise<Delivery> {
-  const { connections, store, concurrency, log } = parts;
+  const { connections, store, concurrency, log, pace = unpaced } = parts;
   const delivery = { ...noDelivery };
   const data = typeof frame === 'string' ? new TextEncoder().encode(frame) : frame;
   await forEachBounded(recipients, concurrency, async (connectionId) => {
-    if (Date.now() >= stopAt) {
-      delivery.skipped++;
-      return;
-    }
-    try {
-      if ((await connections.post(connectionId, data)) === 'sent') {
-        delivery.sent++;
+    for (;;) {
+      await pace.take();
+      if (Date.now() >= stopAt) {
+        delivery.skipped++;
         return;
       }
-      delivery.gone++;
-      await store.remove(connectionId);
-    } catch (error) {
-      delivery.failed++;
-      log.warn({ err: error, connectionId }, 'could not deliver to a hub connection');
+      try {
+        if ((await connections.post(connectionId, data)) === 'sent') {
+          delivery.sent++;
+          return;
+        }
+        delivery.gone++;
+        await store.remove(connectionId);
+        return;
+      } catch (error) {
+        if (pace !== unpaced && isThrottled(error)) {
+          pace.throttled(error);
+          continue;
+        }
+        delivery.failed++;
+        log.warn({ err: error, connectionId }, 'could not deliver to a hub connection');
+        return;
+      }
     }
   });
+  if (pace.throttles) log.warn({ throttles: pace.throttles }, 'fan-out slowed down by 429s from the management API');
   if (delivery.skipped) log.error({ skipped: delivery.skipped }, 'fan-out stopped at its deadline');
   return delivery;
 }
 
-/** What one shard invocation is handed (the fan-out function's event): the encoded frame and the shard to post it to. */
+/**
+ * What one shard invocation is handed (the fan-out function's event): the
+ * encoded frame, the shard to post it to, and the shard's part of the
+ * broadcast budget (absent: no budget).
+ */
 export const shardJobSchema = z.object({
   shard: z.int().check(z.gte(0), z.lte(limits.hub.connectionShards - 1)),
   frame: z.string().check(z.minLength(1), z.maxLength(limits.hub.managementPayloadBytes)),
+  postsPerSecond: z.optional(z.number().check(z.positive())),
 });
 
 export type ShardJob = z.infer<typeof shardJobSchema>;
@@ -112,5 +133,6 @@ export async function* inOnePage<T>(items: T[]): AsyncIterable<T[]> {
 export async function deliverShard(job: ShardJob, parts: FanOutParts, stopAt = Infinity): Promise<Delivery> {
   const recipients: string[] = [];
   for await (const page of parts.store.shard(job.shard)) recipients.push(...page);
-  return post(inOnePage(recipients), job.frame, parts, stopAt);
+  const pace = job.postsPerSecond === undefined ? parts.pace : pacer(job.postsPerSecond);
+  return post(inOnePage(recipients), job.frame, { ...parts, pace }, stopAt);
 }

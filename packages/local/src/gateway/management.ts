@@ -2,6 +2,7 @@ import { isUtf8 } from 'node:buffer';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { WebSocket } from 'ws';
 import { limits } from '@hatchery/core/limits';
+import { writeThrottledManagement, type AccountQuota } from './quota';
 import type { LocalEndpoint } from './server';
 import type { LiveConnection } from './websocket';
 
@@ -34,8 +35,14 @@ function readBody(request: IncomingMessage, maxBytes: number): Promise<Buffer | 
  * open connection is 410 GoneException, as API Gateway answers: the service's
  * own client (core/aws) and the AWS SDK's work against it as against AWS.
  */
-export function managementApi(connections: ReadonlyMap<string, LiveConnection>): LocalEndpoint {
+export function managementApi(connections: ReadonlyMap<string, LiveConnection>, quota?: AccountQuota): LocalEndpoint {
   return async (request, response, url) => {
+    // A callback request spends the account's throttle as any other request does.
+    if (quota && !quota.take('management')) {
+      request.resume();
+      writeThrottledManagement(response);
+      return;
+    }
     let id: string;
     try {
       id = decodeURIComponent(url.pathname.slice(managementPath.length + 1));

@@ -4,6 +4,7 @@ import { AppError } from '@hatchery/core/errors';
 import type { HttpRoute } from '@hatchery/functions/routes';
 import { httpApi, writeProblem } from './http';
 import { ipRateLimiter } from './ip-rate-limit';
+import { writeThrottledHttp, type AccountQuota } from './quota';
 
 /** A path prefix the gateway serves itself rather than through a Lambda (JWKS, the management API). */
 export type LocalEndpoint = (request: IncomingMessage, response: ServerResponse, url: URL) => Promise<void> | void;
@@ -19,6 +20,8 @@ export interface GatewayOptions {
    * (the stack is still migrating and loading data); local endpoints are served.
    */
   isReady?: () => boolean;
+  /** The account's throttle, which every HTTP API request spends; the hub (websocket.ts) and the management API (management.ts) spend it too. */
+  quota?: AccountQuota;
   /** The WebSocket side: takes over upgrade requests (see websocket.ts). */
   onUpgrade?: (request: IncomingMessage, socket: Duplex, head: Buffer) => void;
 }
@@ -57,6 +60,11 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     }
     if (!isReady()) {
       writeProblem(response, starting(), url.pathname);
+      return;
+    }
+    if (options.quota && !options.quota.take('http')) {
+      request.resume();
+      writeThrottledHttp(response);
       return;
     }
     const verdict = unlimited.has(`${request.method} ${url.pathname}`) ? { allowed: true as const } : limit(request.socket.remoteAddress ?? '');

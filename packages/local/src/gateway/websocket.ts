@@ -8,6 +8,7 @@ import { securityHeaders } from '@hatchery/core/security-headers';
 import { logger } from '@hatchery/platform/telemetry/logger';
 import type { WsEvent, WsResult, WsRoute } from '@hatchery/functions/routes/realtime';
 import { lambdaContext, loadHandler } from './lambda';
+import { throttledBody, type AccountQuota } from './quota';
 
 /** A client connected to the local WebSocket API; the management API reads these. */
 export interface LiveConnection {
@@ -103,7 +104,7 @@ const isSuccess = (result: unknown): boolean => {
  * API's event shapes, with its quotas (128 KB messages, 10 minutes idle,
  * 2 hours in all). Messages of one connection are handled one after another.
  */
-export function websocketApi(options: { path: string; routes: readonly WsRoute[]; stage?: string; apiId?: string }): WebSocketApi {
+export function websocketApi(options: { path: string; routes: readonly WsRoute[]; stage?: string; apiId?: string; quota?: AccountQuota }): WebSocketApi {
   const stage = options.stage ?? '$default';
   const apiId = options.apiId ?? 'local';
   const log = logger().child({ component: 'websocket-api' });
@@ -158,6 +159,11 @@ export function websocketApi(options: { path: string; routes: readonly WsRoute[]
     socket.on('message', (data: RawData, isBinary: boolean) => {
       connection.lastActiveAt = Date.now();
       idle.refresh();
+      // Over the account's throttle a message reaches no route; the client is told so in a frame of the gateway's own.
+      if (options.quota && !options.quota.take('message')) {
+        socket.send(JSON.stringify({ message: 'Too many requests', connectionId: identity.id, requestId: randomUUID() }));
+        return;
+      }
       const bytes = Array.isArray(data) ? Buffer.concat(data) : Buffer.from(data as Buffer);
       enqueue(identity.id, '$default', {
         requestContext: requestContext(identity, '$default', stage, apiId),
@@ -224,6 +230,10 @@ export function websocketApi(options: { path: string; routes: readonly WsRoute[]
       const url = new URL(request.url ?? '/', 'http://localhost');
       if (url.pathname !== options.path) {
         refuseWithProblem(socket, new AppError('notFound', 'No WebSocket endpoint at this path.'), url.pathname);
+        return;
+      }
+      if (options.quota && !options.quota.take('connect')) {
+        refuse(socket, 429, { 'Content-Type': 'application/json' }, throttledBody);
         return;
       }
       void connect(request, socket, head, url);
