@@ -190,7 +190,7 @@ describe('GET /openapi.json and /docs', () => {
     expect(status).toBe(200);
     expect(body.openapi).toBe('3.1.0');
     const operation = body.paths['/editions'].get;
-    expect(operation.parameters.map((p: { name: string }) => p.name)).toEqual(['page', 'pageSize', 'filter', 'orderBy', 'after', 'v']);
+    expect(operation.parameters.map((p: { name: string }) => p.name)).toEqual(['page', 'pageSize', 'filter', 'orderBy', 'after', 'v', 'minBlock']);
     const item = operation.responses['200'].content['application/json'].schema.properties.items.items;
     expect(Object.keys(item.properties)).toEqual(['id', 'name', 'artUri', 'health', 'skill', 'morale', 'rarity', 'maxSupply', 'minted', 'mintStart', 'mintEnd', 'price', 'distribution', 'active']);
     expect(operation.responses['422'].content['application/problem+json']).toBeDefined();
