@@ -165,3 +165,18 @@ describe('events with simulate', () => {
     expect(await events.exited).toEqual({ code: 0, signal: null });
   }, 60_000);
 });
+
+describe('the events example’s mistakes, each one line', () => {
+  it('a wallet that is not an address, and no stack at HATCHERY_URL, each get one line and exit 1, no stack trace', async () => {
+    const badWallet = terminal('node examples/events.mjs 0x01', { ...env, HATCHERY_URL: stackUrl });
+    expect((await badWallet.exited).code).toBe(1);
+    expect(badWallet.output().trim().split('\n')).toEqual([`examples/events.mjs: '0x01' is not a wallet address: 0x followed by 40 hex characters`]);
+
+    const nowhere = `http://127.0.0.1:${await freePort()}`;
+    const noStack = terminal('node examples/events.mjs', { ...env, HATCHERY_URL: nowhere });
+    expect((await noStack.exited).code).toBe(1);
+    expect(noStack.output().trim().split('\n')).toEqual([
+      `examples/events.mjs: no Hatchery answers at ${nowhere}; start one with \`npm start\`, or set HATCHERY_URL to the URL it prints`,
+    ]);
+  }, 60_000);
+});

@@ -55,6 +55,15 @@ async function untilReady(started: Started): Promise<void> {
   }
 }
 
+/** The JSON log lines of an output, each with its message as `msg` (pino's key) whatever the logger names it. */
+function logLines(output: string): Array<Record<string, unknown> & { msg?: unknown; level?: unknown }> {
+  return output
+    .split('\n')
+    .filter((line) => line.startsWith('{'))
+    .map((line) => JSON.parse(line) as Record<string, unknown>)
+    .map((line) => ({ ...line, msg: line.msg ?? line.message }));
+}
+
 /** Every process whose command line names `dir` (node, PostgreSQL and its workers), or that is still in `group`. */
 function processesOf(dir: string | undefined, group: number): string[] {
   const table = execFileSync('ps', ['-eo', 'pid=,pgid=,args='], { encoding: 'utf8' });
@@ -133,6 +142,9 @@ describe('npm start', () => {
     expect(output).toContain(`Data dir   ${dataDir}`);
     expect(output).toMatch(/Database {3}postgres:\/\/\S+@127\.0\.0\.1:\d+\/postgres/);
     expect(output).toContain(`HATCHERY_DATA_DIR=${dataDir} npm run token -- --uid alice`);
+    // What the schema holds now, and what this stack was given that the docs' stack is not (the test's own LOG_LEVEL=info is the default).
+    expect(output).toContain('Indexer    schema indexer: demo data (40 editions, 1,000 listings)');
+    expect(output).toContain(`Settings   PORT=${port} HATCHERY_DATA_DIR=${dataDir} LOG_FORMAT=json IP_RATE_LIMIT_PER_SECOND=0\n`);
     expect(output).not.toMatch(/NodeVersionSupportWarning|AWS SDK/);
   });
 
@@ -141,7 +153,7 @@ describe('npm start', () => {
     expect(await second.exited).toEqual({ code: 1, signal: null });
     const lines = second.output().trim().split('\n');
     expect(lines).toEqual([
-      `Hatchery did not start: another Hatchery is running with data dir ${dataDir} (pid ${lines[0]!.match(/pid (\d+)/)?.[1]}, http://127.0.0.1:${port}); stop it, or set HATCHERY_DATA_DIR to another folder`,
+      `Hatchery did not start: another Hatchery is running with data dir ${dataDir} (pid ${lines[0]!.match(/pid (\d+)/)?.[1]}, http://127.0.0.1:${port}); stop it, or give another its own data dir and port: HATCHERY_DATA_DIR=.hatchery-b PORT=3001 npm start`,
     ]);
     expect((await fetch(`http://127.0.0.1:${port}/editions?pageSize=1`)).status).toBe(200);
   }, 60_000);
@@ -262,10 +274,33 @@ describe('npm start', () => {
     expect([{ code: 0, signal: null }, { code: null, signal: 'SIGINT' }]).toContainEqual(await again.exited);
     expect(await leftAfterExit(dataDir, again.child.pid!)).toEqual([]);
     const shutdownLog = again.output().slice(before);
-    expect(shutdownLog).toContain('"msg":"stopping"');
-    expect(shutdownLog).not.toMatch(/"level":(40|50|60)|WARNING|FATAL|ERR!|Error/);
+    expect(logLines(shutdownLog).map((line) => line.msg)).toContain('stopping');
+    expect(logLines(shutdownLog).filter((line) => ![30, 'INFO', 'DEBUG'].includes(line.level as string))).toEqual([]);
+    expect(shutdownLog).not.toMatch(/WARNING|FATAL|ERR!|Error/);
     // The demo data was loaded once, by the first start; this one found it.
     expect(again.output()).toContain('Hatchery is running at');
+  }, 120_000);
+
+  it('Ctrl-C during a first start says it was interrupted, leaves nothing behind, and the next start makes the database whole', async () => {
+    const freshDir = await tempDir('hatchery-lifecycle-interrupted-');
+    const first = npm(['start', '--silent'], baseEnv(await freePort(), freshDir));
+    // initdb at work: the cluster is being made aside, in pg.init.
+    while (!existsSync(join(freshDir, 'pg.init'))) {
+      if (first.child.exitCode !== null) throw new Error(`npm start exited:\n${first.output()}`);
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+    process.kill(-first.child.pid!, 'SIGINT');
+    expect([{ code: 0, signal: null }, { code: null, signal: 'SIGINT' }]).toContainEqual(await first.exited);
+    expect(first.output()).toContain('Hatchery was interrupted (SIGINT) while starting; stopping.');
+    expect(first.output()).not.toMatch(/did not start|Command failed|terminated by signal/);
+    expect(await leftAfterExit(freshDir, first.child.pid!)).toEqual([]);
+
+    const next = npm(['start', '--silent'], baseEnv(await freePort(), freshDir));
+    await untilReady(next);
+    expect(next.output()).toMatch(/Indexer {4}schema indexer: demo data \(40 editions, 1,000 listings\)/);
+    process.kill(next.child.pid!, 'SIGINT');
+    await next.exited;
+    expect(await leftAfterExit(freshDir, next.child.pid!)).toEqual([]);
   }, 120_000);
 
   it('a stack killed outright leaves its PostgreSQL behind; the next start on that data dir stops it and starts', async () => {
@@ -279,7 +314,9 @@ describe('npm start', () => {
 
     const next = npm(['start', '--silent'], baseEnv(port, dataDir));
     await untilReady(next);
-    expect(next.output()).toContain(`"pid":${orphan[0]!.trim().split(/\s+/)[0]},"msg":"stopped a PostgreSQL server that a killed Hatchery had left running on this data"`);
+    expect(logLines(next.output())).toContainEqual(
+      expect.objectContaining({ msg: 'stopped a PostgreSQL server that a killed Hatchery had left running on this data', pid: Number(orphan[0]!.trim().split(/\s+/)[0]) }),
+    );
     expect((await fetch(`http://127.0.0.1:${port}/editions?pageSize=1`)).status).toBe(200);
     process.kill(-next.child.pid!, 'SIGTERM');
     await next.exited;

@@ -1,6 +1,6 @@
 import type { Queryable } from '@hatchery/core/db';
 import { createIndexerSchema } from '@hatchery/core/indexer/schema';
-import { indexerTable } from '@hatchery/core/indexer/names';
+import { indexerSchema, indexerTable } from '@hatchery/core/indexer/names';
 
 export interface DemoSize {
   editions: number;
@@ -33,6 +33,9 @@ const address = (n: string) => `('0x' || lpad(to_hex(${n}), 40, '0'))`;
 const huge = `18446744073709551616::numeric`;
 const wei = (n: string) => `(${n} * 1000000000000000::numeric)`;
 
+/** The listings (by their `i`) whose token has no NFT row: one in a hundred, mid-way through each hundred. */
+const listingWithoutNft = 'i % 100 = 50';
+
 const indexerTables = [
   'listings', 'nfts', 'editions', 'staking_pairs', 'forge_requests', 'sales',
   'token_transfers', 'referral_registrations', 'referral_links', 'referral_bnb_accruals', 'referral_bnb_claims',
@@ -59,12 +62,13 @@ export async function loadDemoData(client: Queryable, size: DemoSize): Promise<v
      SELECT CASE WHEN i % 1000 = 0 THEN ${huge} + i ELSE i END, ${address(`1 + (i * 7919) % ${s.owners}`)}, 1 + i % ${s.editions},
             i % 2, 'Hatchling #' || i, i % 10 = 0, i % 25 = 0
      FROM generate_series(1::bigint, ${s.nfts}) AS i`,
-    // One in twenty listings names a token with no NFT row, so the left join has nothing to add.
+    // One listing in a hundred names a token with no NFT row (the indexer has not seen its mint yet), so the left join
+    // has nothing to add; the exception, as on a live chain, and never among the newest, which a list shows first.
     `INSERT INTO ${indexerTable('listings')}
-     SELECT CASE WHEN i % 20 = 0 THEN ${s.nfts} + i ELSE i END, ${address(`1 + (i * 7919) % ${s.owners}`)},
+     SELECT CASE WHEN ${listingWithoutNft} THEN ${s.nfts} + i ELSE i END, ${address(`1 + (i * 7919) % ${s.owners}`)},
             CASE WHEN i % 7 = 0 THEN ${huge} * 5 + i ELSE ${wei(`(1 + i % 1000)`)} END,
             CASE WHEN i % 10 < 7 THEN 'Active' WHEN i % 10 = 8 THEN 'Sold' ELSE 'Cancelled' END,
-            CASE WHEN i % 20 = 0 THEN NULL ELSE 1 + i % ${s.editions} END,
+            CASE WHEN ${listingWithoutNft} THEN NULL ELSE 1 + i % ${s.editions} END,
             1000000 + i / 3, 1000000 + i / 3 + i % 5, '0x' || md5('listing' || i) || md5('tx' || i)
      FROM generate_series(1::bigint, ${s.listings}) AS i`,
     `INSERT INTO ${indexerTable('staking_pairs')}
@@ -99,6 +103,23 @@ export async function loadDemoData(client: Queryable, size: DemoSize): Promise<v
      FROM generate_series(1::bigint, ${s.referrers * 2}) AS i`,
     // Vacuumed as autovacuum leaves a live indexer's tables, so index-only scans (the counts) skip the heap.
     `VACUUM (ANALYZE) ${everyTable}`,
+    // How npm start's banner tells demo data from an indexer's (or simulate's) own.
+    `COMMENT ON SCHEMA "${indexerSchema()}" IS '${demoDataMark}'`,
   ];
   for (const statement of statements) await client.query(statement);
+}
+
+const demoDataMark = 'Hatchery demo data';
+
+/** What the indexer schema holds now, for npm start's banner: nothing, or so many editions and listings, demo data or not. */
+export async function indexerContents(client: Queryable): Promise<{ present: false } | { present: true; demo: boolean; editions: number; listings: number }> {
+  const { rows } = await client.query<{ present: boolean; mark: string | null }>(
+    `SELECT to_regclass($1) IS NOT NULL AND to_regclass($2) IS NOT NULL AS present, obj_description(to_regnamespace($3), 'pg_namespace') AS mark`,
+    [indexerTable('editions'), indexerTable('listings'), `"${indexerSchema()}"`],
+  );
+  if (!rows[0]?.present) return { present: false };
+  const counts = await client.query<{ editions: number; listings: number }>(
+    `SELECT (SELECT count(*) FROM ${indexerTable('editions')})::int AS editions, (SELECT count(*) FROM ${indexerTable('listings')})::int AS listings`,
+  );
+  return { present: true, demo: rows[0].mark === demoDataMark, ...counts.rows[0]! };
 }

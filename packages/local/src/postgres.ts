@@ -1,6 +1,6 @@
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { chmod, chown, mkdir, readFile, rm, stat, unlink, writeFile } from 'node:fs/promises';
+import { chmod, chown, mkdir, readFile, rename, rm, stat, unlink, writeFile } from 'node:fs/promises';
 import { tmpdir, userInfo } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -68,19 +68,36 @@ async function runAsIds(): Promise<{ uid: number; gid: number } | undefined> {
   }
 }
 
+/** Runs a program to its end in a process group of its own, so a terminal's Ctrl-C, which the stack honours once started, does not cut it short. */
+function runToEnd(file: string, args: string[], options: { uid?: number; gid?: number; env: NodeJS.ProcessEnv }): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(file, args, { ...options, detached: true, stdio: ['ignore', 'ignore', 'pipe'] });
+    let stderr = '';
+    child.stderr!.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+    child.once('error', reject);
+    child.once('exit', (code, signal) =>
+      code === 0 ? resolve() : reject(new Error(`${file} failed (${signal ? `signal ${signal}` : `code ${code}`}): ${stderr.trim().split('\n').at(-1) ?? ''}`)),
+    );
+  });
+}
+
+/** A new cluster in `databaseDir`, made aside and moved in once whole: a start cut short leaves no half-made cluster to trip the next. */
 async function initialise(bin: Binaries, databaseDir: string, ids: { uid: number; gid: number } | undefined): Promise<void> {
-  await mkdir(databaseDir, { recursive: true });
-  if (ids) await chown(databaseDir, ids.uid, ids.gid);
+  const makingDir = `${databaseDir}.init`;
+  await rm(makingDir, { recursive: true, force: true });
+  await mkdir(makingDir, { recursive: true });
+  if (ids) await chown(makingDir, ids.uid, ids.gid);
   const passwordFile = join(tmpdir(), `hatchery-pg-password-${randomBytes(6).toString('hex')}`);
   await writeFile(passwordFile, `${password}\n`, { mode: 0o644 });
   try {
-    await run(bin.initdb, [`--pgdata=${databaseDir}`, '--auth=password', `--username=${user}`, `--pwfile=${passwordFile}`, '--lc-messages=C'], {
+    await runToEnd(bin.initdb, [`--pgdata=${makingDir}`, '--auth=password', `--username=${user}`, `--pwfile=${passwordFile}`, '--lc-messages=C'], {
       ...ids,
       env: { ...process.env, LC_MESSAGES: 'C' },
     });
   } finally {
     await unlink(passwordFile).catch(() => undefined);
   }
+  await rename(makingDir, databaseDir);
 }
 
 /** The first line of a fatal message in the server's log, or its last line. */

@@ -56,7 +56,7 @@ export async function findRunningStack(dataDir: string): Promise<StackRecord & {
 
 export const describeStack = (record: StackRecord) =>
   `another Hatchery is running with data dir ${record.dataDir} (pid ${record.pid}${record.url ? `, ${record.url}` : ', still starting'}); ` +
-  'stop it, or set HATCHERY_DATA_DIR to another folder';
+  'stop it, or give another its own data dir and port: HATCHERY_DATA_DIR=.hatchery-b PORT=3001 npm start';
 
 export interface DataDirClaim {
   /** The pid of a PostgreSQL server a killed stack had left running on this data, now stopped. */

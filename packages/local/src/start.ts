@@ -1,19 +1,54 @@
 import { relative } from 'node:path';
+import pg from 'pg';
 import pretty from 'pino-pretty';
+import { configSchema } from '@hatchery/platform/config';
 import { indexerSchema } from '@hatchery/core/indexer/names';
 import { logger, useLogDestination } from '@hatchery/platform/telemetry/logger';
-import { demoSizes } from './demo-data';
+import { demoSizes, indexerContents } from './demo-data';
 import { followLauncher } from './launcher';
 import { StartupError } from './record';
-import { localSettings, type LocalSettings } from './settings';
+import { localSettings, localSettingsSchema, type LocalSettings } from './settings';
 import { startStack, type RunningStack } from './stack';
 
-/** What a user needs next, short enough to read at a glance; the logs carry the rest. */
 /** The demo data goes only where Hatchery made the database, or where it is asked for (HATCHERY_DEMO_DATA=true). */
 const writesDemoData = (settings: LocalSettings, databaseUrl: string | undefined) =>
   settings.HATCHERY_DEMO_DATA === 'true' || (settings.HATCHERY_DEMO_DATA === 'auto' && !databaseUrl);
 
-function banner(stack: RunningStack, settings: LocalSettings, seconds: number, demoData: boolean): string {
+/** Values the banner never prints. */
+const secretSettings = new Set(['ORIGIN_VERIFY_SECRET']);
+
+/**
+ * The settings of `env` whose value differs from the default, as NAME=value: what makes this stack unlike the one the
+ * docs describe. Read before the stack sets its own variables (DATABASE_URL, DYNAMODB_ENDPOINT, …).
+ */
+export function settingsOffDefault(env: NodeJS.ProcessEnv): string[] {
+  const shapes: Record<string, { safeParse(value: unknown): { success: boolean; data?: unknown } }> = { ...localSettingsSchema.shape, ...configSchema.shape };
+  return Object.entries(shapes).flatMap(([name, schema]) => {
+    const raw = env[name];
+    if (raw === undefined || raw === '') return [];
+    const fallback = schema.safeParse(undefined);
+    const value = schema.safeParse(raw);
+    if (fallback.success && value.success && JSON.stringify(fallback.data) === JSON.stringify(value.data)) return [];
+    return [`${name}=${secretSettings.has(name) ? '(set)' : raw}`];
+  });
+}
+
+/** What the indexer schema holds now, in words. */
+async function describeIndexer(databaseUrl: string, demoData: boolean): Promise<string> {
+  const client = new pg.Client({ connectionString: databaseUrl });
+  await client.connect();
+  try {
+    const contents = await indexerContents(client);
+    if (!contents.present) return `schema ${indexerSchema()}: absent, until the indexer creates it${demoData ? '' : ' (HATCHERY_DEMO_DATA=true fills it with demo data)'}`;
+    const counts = `${contents.editions.toLocaleString('en')} editions, ${contents.listings.toLocaleString('en')} listings`;
+    return `schema ${indexerSchema()}: ${contents.demo ? `demo data (${counts})` : counts}`;
+  } finally {
+    await client.end();
+  }
+}
+
+/** What a user needs next, short enough to read at a glance; the logs carry the rest. */
+function banner(stack: RunningStack, settings: LocalSettings, seconds: number, indexer: string, offDefault: string[]): string {
   const dataDir = relative(process.cwd(), settings.HATCHERY_DATA_DIR) || '.';
   const withDataDir = process.env.HATCHERY_DATA_DIR ? `HATCHERY_DATA_DIR=${process.env.HATCHERY_DATA_DIR} ` : '';
   return [
@@ -25,7 +60,8 @@ function banner(stack: RunningStack, settings: LocalSettings, seconds: number, d
     `  Hub        ${stack.url.replace(/^http/, 'ws')}/hubs/events`,
     `  Data dir   ${dataDir.startsWith('..') ? settings.HATCHERY_DATA_DIR : dataDir}`,
     `  Database   ${stack.postgres?.tcpUrl ?? stack.databaseUrl}`,
-    `  Indexer    schema ${indexerSchema()}, ${demoData ? 'demo data when it is empty' : 'read only (HATCHERY_DEMO_DATA=true fills an empty one with demo data)'}`,
+    `  Indexer    ${indexer}`,
+    `  Settings   ${offDefault.length ? offDefault.join(' ') : 'the defaults (docs/local-stack.md#configuration)'}`,
     '',
     '  Next, in another terminal:',
     `    ${withDataDir}npm run token -- --uid alice --email alice@example.com --name Alice`,
@@ -46,13 +82,18 @@ function fail(error: unknown): never {
 async function main(): Promise<void> {
   const settings = localSettings();
   const format = settings.LOG_FORMAT ?? (process.stdout.isTTY ? 'pretty' : 'json');
-  if (format === 'pretty') useLogDestination(pretty({ colorize: true, singleLine: true, translateTime: 'SYS:HH:MM:ss', ignore: 'pid,hostname,service' }));
+  // Powertools' line: its message and timestamp keys; what every line repeats (service, cold start, request and trace ids) left out of the terminal.
+  if (format === 'pretty') {
+    const ignore = 'service,cold_start,function_request_id,xray_trace_id';
+    useLogDestination(pretty({ colorize: true, singleLine: true, messageKey: 'message', timestampKey: 'timestamp', translateTime: 'SYS:HH:MM:ss', ignore }));
+  }
 
   // Stop requests that arrive while the stack starts are kept and honoured once it has (nothing half-started is left).
   let stopRequested: string | undefined;
   let stack: RunningStack | undefined;
   let stopping: Promise<void> | undefined;
   const stop = (reason: string) => {
+    if (!stack && !stopRequested) process.stderr.write(`Hatchery was interrupted (${reason}) while starting; stopping.\n`);
     stopRequested ??= reason;
     if (!stack || stopping) return;
     logger().info({ reason }, 'stopping');
@@ -64,23 +105,35 @@ async function main(): Promise<void> {
   // npm may go without passing a signal on (a SIGKILL): the stack goes with it.
   followLauncher(() => stop('parent process exited'));
 
+  const offDefault = settingsOffDefault(process.env);
   const started = performance.now();
   const databaseUrl = process.env.DATABASE_URL || undefined;
-  stack = await startStack({
-    port: settings.PORT,
-    dataDir: settings.HATCHERY_DATA_DIR,
-    persistent: true,
-    databaseUrl,
-    dynamoEndpoint: process.env.DYNAMODB_ENDPOINT || undefined,
-    demoData: writesDemoData(settings, databaseUrl) ? demoSizes.demo : false,
-  });
+  const demoData = writesDemoData(settings, databaseUrl);
+  try {
+    stack = await startStack({
+      port: settings.PORT,
+      dataDir: settings.HATCHERY_DATA_DIR,
+      persistent: true,
+      databaseUrl,
+      dynamoEndpoint: process.env.DYNAMODB_ENDPOINT || undefined,
+      demoData: demoData ? demoSizes.demo : false,
+    });
+  } catch (error) {
+    // A start cut short fails in whatever step it was in; that is no failure to report, and nothing of it runs on.
+    if (stopRequested) process.exit(0);
+    throw error;
+  }
   if (stopRequested) return stop(stopRequested);
   const seconds = (performance.now() - started) / 1000;
+  const indexer = await describeIndexer(stack.databaseUrl, demoData).catch((error: Error) => `schema ${indexerSchema()}: not readable (${error.message})`);
   // The banner is for people; JSON logs get the same facts as one line for machines.
   if (format === 'json') {
-    logger().info({ url: stack.url, docs: `${stack.url}/docs`, dataDir: settings.HATCHERY_DATA_DIR, readyInSeconds: Number(seconds.toFixed(2)) }, 'Hatchery is running');
+    logger().info(
+      { url: stack.url, docs: `${stack.url}/docs`, dataDir: settings.HATCHERY_DATA_DIR, readyInSeconds: Number(seconds.toFixed(2)), indexer, settings: offDefault },
+      'Hatchery is running',
+    );
   }
-  process.stdout.write(`${banner(stack, settings, seconds, writesDemoData(settings, databaseUrl))}\n`);
+  process.stdout.write(`${banner(stack, settings, seconds, indexer, offDefault)}\n`);
 }
 
 main().catch(fail);
