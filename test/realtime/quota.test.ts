@@ -1,12 +1,17 @@
 import { spawn } from 'node:child_process';
+import { ApiGatewayManagementApiClient, PostToConnectionCommand } from '@aws-sdk/client-apigatewaymanagementapi';
+import { pino } from 'pino';
 import { WebSocket } from 'ws';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { config } from '@hatchery/platform/config';
 import { createIndexerSchema } from '@hatchery/core/indexer/schema';
-import { budgetShares } from '@hatchery/core/realtime/budget';
+import { budgetShares, isThrottled, nextBroadcastAt, pacer, retryAfterMs } from '@hatchery/core/realtime/budget';
+import { connectionStore } from '@hatchery/core/realtime/connections';
+import { inOnePage, post } from '@hatchery/core/realtime/fan-out';
+import type { HubConnections } from '@hatchery/platform/aws/management';
 import { hubPath } from '@hatchery/functions/routes/realtime';
 import { startTestStack, type TestStack } from '../support/stack';
-import { indexer, sleep, wallet } from './support';
+import { indexer, sleep, waitFor, wallet } from './support';
 
 /**
  * Realtime inside the account's API Gateway quota, scaled down ten times:
@@ -187,6 +192,131 @@ afterAll(async () => {
   clients?.close();
   await writes?.end();
   await stack?.stop();
+});
+
+/** A raw SignalR client in this process, once its handshake is answered, with every frame it receives; and its connection id. */
+async function handshaken(url: string): Promise<{ id: string; frames: string[]; send(text: string): void; close(): void }> {
+  const before = new Set(stack.hub.connections.keys());
+  const socket = new WebSocket(url, { perMessageDeflate: false });
+  const frames: string[] = [];
+  await new Promise<void>((resolve, reject) => {
+    socket.once('error', reject);
+    socket.once('open', () => socket.send(`{"protocol":"json","version":1}${RS}`));
+    socket.once('message', () => {
+      socket.on('message', (data) => frames.push(data.toString()));
+      resolve();
+    });
+  });
+  const id = [...stack.hub.connections.keys()].find((key) => !before.has(key))!;
+  return { id, frames, send: (text) => socket.send(text), close: () => socket.terminate() };
+}
+
+describe('the fan-out budget’s parts', () => {
+  it('spaces posts at the rate, lets a burst through, and holds every post for a Retry-After', async () => {
+    const paced = pacer(200);
+    const started = performance.now();
+    for (let i = 0; i < 41; i++) await paced.take();
+    expect(performance.now() - started).toBeGreaterThanOrEqual(195);
+    const bursting = pacer(10, 5);
+    const burstStarted = performance.now();
+    for (let i = 0; i < 5; i++) await bursting.take();
+    expect(performance.now() - burstStarted).toBeLessThan(50);
+    paced.throttled({ name: 'LimitExceededException', $response: { headers: { 'retry-after': '1' } } });
+    const pausedAt = performance.now();
+    await paced.take();
+    expect(performance.now() - pausedAt).toBeGreaterThanOrEqual(990);
+    expect(paced.throttles).toBe(1);
+  });
+
+  it('knows a 429 by the SDK’s names, its status or the service client’s, and reads Retry-After in seconds or as a date', () => {
+    for (const error of [{ name: 'ThrottlingException' }, { name: 'TooManyRequestsException' }, { name: 'LimitExceededException' }, { $metadata: { httpStatusCode: 429 } }, { statusCode: 429 }]) {
+      expect(isThrottled(error), JSON.stringify(error)).toBe(true);
+    }
+    expect(isThrottled({ name: 'GoneException', $metadata: { httpStatusCode: 410 } })).toBe(false);
+    expect(isThrottled(undefined)).toBe(false);
+    expect(retryAfterMs({ $response: { headers: { 'retry-after': '2' } } })).toBe(2_000);
+    expect(retryAfterMs({ $response: { headers: { 'retry-after': new Date(10_000).toUTCString() } } }, 7_000)).toBe(3_000);
+    expect(retryAfterMs({ $response: { headers: {} } })).toBeUndefined();
+  });
+
+  it('keeps a tenth for targeted events, and spaces broadcasts by their audience at the rest or the minimum interval', () => {
+    expect(budgetShares({ postsPerSecond: 5_000, minIntervalMs: 1_000 })).toEqual({ broadcast: 4_500, targeted: 500 });
+    expect(budgetShares({ postsPerSecond: 0, minIntervalMs: 1_000 })).toBeUndefined();
+    expect(nextBroadcastAt(100, 45_000, { postsPerSecond: 5_000, minIntervalMs: 1_000 })).toBe(100 + 10_000);
+    expect(nextBroadcastAt(100, 450, { postsPerSecond: 5_000, minIntervalMs: 1_000 })).toBe(100 + 1_000);
+    expect(nextBroadcastAt(100, 1_000_000, { postsPerSecond: 0, minIntervalMs: 0 })).toBe(100);
+  });
+});
+
+describe('the local gateway’s model of the throttle', () => {
+  const url = () => `${stack.url.replace('http', 'ws')}${hubPath}`;
+  afterEach(() => stack.quota.configure(quota));
+
+  it('answers an HTTP request, a connect, a message in and a management call over the quota as API Gateway does', async () => {
+    const client = await handshaken(url());
+    // One request, then none for 100 s: everything after the first is over the quota.
+    stack.quota.configure({ perSecond: 0.01, burst: 1 });
+    try {
+      expect((await stack.get('/health')).status).not.toBe(429);
+      const throttled = await stack.get('/health');
+      expect(throttled.status).toBe(429);
+      expect(throttled.headers.get('content-type')).toBe('application/json');
+      expect(await throttled.json()).toEqual({ message: 'Too Many Requests' });
+
+      const management = await fetch(`${stack.url}/@connections/${encodeURIComponent(client.id)}`, { method: 'POST', body: '{}' });
+      expect(management.status).toBe(429);
+      expect(management.headers.get('x-amzn-errortype')).toBe('LimitExceededException');
+      expect(await management.json()).toEqual({ message: 'Too Many Requests' });
+      // The AWS SDK's client, without retries, names it as isThrottled expects.
+      const sdk = new ApiGatewayManagementApiClient({ endpoint: stack.url, region: config().AWS_REGION, maxAttempts: 1 });
+      const error = await sdk.send(new PostToConnectionCommand({ ConnectionId: client.id, Data: new TextEncoder().encode('{}') })).catch((failure: unknown) => failure);
+      sdk.destroy();
+      expect(error).toMatchObject({ name: 'LimitExceededException', $metadata: { httpStatusCode: 429 } });
+      expect(isThrottled(error)).toBe(true);
+
+      const refused = await new Promise<number>((resolve, reject) => {
+        const socket = new WebSocket(url());
+        socket.once('unexpected-response', (_request, response) => resolve(response.statusCode ?? 0));
+        socket.once('open', () => reject(new Error('connected over the quota')));
+      });
+      expect(refused).toBe(429);
+
+      // A ping over the quota reaches no route ($default would answer it with a ping); the gateway says so instead.
+      client.send(`{"type":6}${RS}`);
+      await waitFor(() => client.frames.length > 0, 'the answer to a ping over the quota');
+      expect(client.frames).toEqual([expect.stringMatching(/^\{"message":"Too many requests","connectionId":"[^"]+","requestId":"[^"]+"\}$/)]);
+      expect(stack.quota.stats().throttled).toMatchObject({ http: 1, connect: 1, message: 1, management: 2 });
+    } finally {
+      client.close();
+    }
+  });
+
+  it('a paced fan-out answered 429 by a throttled management API slows down and tries again, and reaches everyone once', async () => {
+    const clients = [];
+    for (let i = 0; i < 10; i++) clients.push(await handshaken(url()));
+    stack.quota.configure({ perSecond: 20, burst: 5 });
+    // The SDK's client with no retries of its own, so every 429 reaches the fan-out's pacer.
+    const sdk = new ApiGatewayManagementApiClient({ endpoint: stack.url, region: config().AWS_REGION, maxAttempts: 1 });
+    const paced = pacer(100);
+    try {
+      const connections: HubConnections = {
+        post: async (connectionId, data) => {
+          await sdk.send(new PostToConnectionCommand({ ConnectionId: connectionId, Data: typeof data === 'string' ? new TextEncoder().encode(data) : data }));
+          return 'sent';
+        },
+        close: async () => undefined,
+      };
+      const parts = { connections, store: connectionStore(), concurrency: 8, log: pino({ level: 'silent' }), pace: paced };
+      const delivery = await post(inOnePage(clients.map((client) => client.id)), `{"type":1,"target":"marketChanged","arguments":[{"count":1,"maxBlock":"1","version":1}]}${RS}`, parts);
+      expect(delivery).toEqual({ sent: 10, gone: 0, failed: 0, skipped: 0 });
+      expect(paced.throttles).toBeGreaterThan(0);
+      await sleep(100);
+      for (const client of clients) expect(client.frames.filter((frame) => frame.includes('marketChanged'))).toHaveLength(1);
+    } finally {
+      sdk.destroy();
+      for (const client of clients) client.close();
+    }
+  });
 });
 
 describe('realtime inside the account’s API Gateway quota (scaled down: 1,000 a second, 500 burst)', () => {

@@ -87,8 +87,8 @@ export const unpaced: Pacer = { take: async () => undefined, throttled: () => un
 export function pacer(postsPerSecond: number, burst = 1, now: () => number = () => performance.now()): Pacer {
   if (!(postsPerSecond > 0) || !Number.isFinite(postsPerSecond)) return unpaced;
   const floor = postsPerSecond / 16;
-  /** The slot of the next post; a past slot means unspent tokens, up to `burst`. */
-  let nextAt = now();
+  /** The slot of the next post; a past slot means unspent tokens, up to `burst` (all of them at first). */
+  let nextAt = -Infinity;
   let pausedUntil = 0;
   let throttledRate = postsPerSecond;
   let throttledAt = -Infinity;
