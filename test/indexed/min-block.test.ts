@@ -2,6 +2,7 @@ import http from 'node:http';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { limits } from '@hatchery/core/limits';
+import { createClient, indexedBlocks, isProblem } from '../../packages/client/src/index';
 import { demoAddress, demoSizes } from '@hatchery/local/demo-data';
 import { openApiDocument } from '@hatchery/functions/openapi';
 import { httpRoutes } from '@hatchery/functions/routes';
@@ -235,4 +236,34 @@ describe('minBlock, fuzzed', () => {
       { numRuns: 200 },
     );
   }, 300_000);
+});
+
+describe('the typed client', () => {
+  it('sends minBlock on the reads that follow readAfter, and the read waits for the block', async () => {
+    const client = createClient({ baseUrl: stack.url });
+    client.readAfter(103);
+    client.readAfter(50);
+    const waiting = client.api.listSales({ filter: 'blockNumber=103' });
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    await indexBlock(103n, { rows: sale('min-block-103', 103n) });
+    const page = await waiting;
+    expect(indexedBlocks(page)).toEqual({ [chainId]: 103n });
+    expect(page.items[0]).toMatchObject({ blockNumber: '103' });
+    // Not the reads that take no minBlock.
+    expect((await client.api.health()).status).toBe('ok');
+  });
+
+  it('retries the 409 after its Retry-After, so a read answers once the index gets there', async () => {
+    const client = createClient({ baseUrl: stack.url });
+    const started = Date.now();
+    const reading = client.api.getSummary(undefined, { minBlock: { chainId, block: 104 } });
+    await new Promise((resolve) => setTimeout(resolve, limits.minBlock.waitMs + 300));
+    await indexBlock(104n);
+    await expect(reading).resolves.toMatchObject({ salesCount: expect.any(Number) });
+    expect(Date.now() - started).toBeGreaterThan(limits.minBlock.waitMs);
+    const refused = await client.api.listEditions({ minBlock: 'abc' }).catch((error: unknown) => error);
+    expect(isProblem(refused, 422) && refused.errors).toHaveProperty('minBlock');
+    const behind = await createClient({ baseUrl: stack.url, retry: { retries: 0 } }).api.listEditions(undefined, { minBlock: 106 }).catch((error: unknown) => error);
+    expect(behind).toMatchObject({ status: 409, minBlock: `${chainId}:106`, indexedBlock: `${chainId}:104`, retryAfterMs: limits.minBlock.retryAfterSeconds * 1000 });
+  });
 });

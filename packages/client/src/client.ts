@@ -24,8 +24,17 @@ type PartInput<K extends RouteName, P extends 'params' | 'body'> = [Part<K, P>] 
 export type RouteInput<K extends RouteName> = PartInput<K, 'params'> & PartInput<K, 'body'> & QueryInput<K>;
 export type RouteOutput<K extends RouteName> = [Part<K, 'response'>] extends [never] ? unknown : Part<K, 'response'>;
 
+/** A block, on the only chain indexed, or on the one named. */
+export type BlockRef = bigint | number | string | { chainId: number; block: bigint | number | string };
+
 export interface CallOptions {
   signal?: AbortSignal;
+  /**
+   * Have a read answered from an index that has reached this block (the server waits a few seconds for it, then
+   * answers 409, which the client retries after its Retry-After): the block of the player's own transaction, so the
+   * read shows what it did. Sent by the eight reads of indexed data; other calls ignore it.
+   */
+  minBlock?: BlockRef;
 }
 
 type NeedsInput<K extends RouteName> = {} extends RouteInput<K> ? false : true;
@@ -57,6 +66,11 @@ export interface Client {
    * after the position reached are met; none is met twice.
    */
   walk<K extends ListRouteName>(name: K, input?: WalkInput<K>, options?: CallOptions): AsyncIterable<ListItem<K>>;
+  /**
+   * Marks the reads that follow as following the player's own transaction: each sends `minBlock` (the highest block
+   * marked per chain) unless the call names its own, so the server answers only once the index holds that block.
+   */
+  readAfter(block: BlockRef): void;
   /** See freshness.ts waitForIndexedBlock: resolves with the indexed block once it is at least `block`. */
   waitForIndexedBlock(block: bigint | number | string, options?: IndexWaitOptions): Promise<bigint>;
 }
@@ -72,9 +86,36 @@ function encodeQuery(input: Record<string, unknown>): Record<string, string> {
   return query;
 }
 
-async function call(options: ClientOptions, name: RouteName, input: Record<string, unknown> = {}, callOptions: CallOptions = {}): Promise<unknown> {
+/** `minBlock` as the server reads it: `<block>`, or `<chainId>:<block>`. */
+export function minBlockText(block: BlockRef): string {
+  return typeof block === 'object' ? `${block.chainId}:${BigInt(block.block)}` : String(BigInt(block));
+}
+
+/** The floor `readAfter` keeps: the highest block marked, per chain (`undefined` for a bare block). */
+type Floor = Map<number | undefined, bigint>;
+
+function raise(floor: Floor, block: BlockRef): void {
+  const [chainId, value] = typeof block === 'object' ? [block.chainId, BigInt(block.block)] : [undefined, BigInt(block)];
+  const highest = floor.get(chainId) ?? -1n;
+  // Deleted first, so that the chain marked last is last in the map's order.
+  floor.delete(chainId);
+  floor.set(chainId, value > highest ? value : highest);
+}
+
+/** One minBlock for a read: the server takes one, so with several chains marked, the chain marked last wins. */
+function floorText(floor: Floor): string | undefined {
+  const last = [...floor].at(-1);
+  return last && minBlockText(last[0] === undefined ? last[1] : { chainId: last[0], block: last[1] });
+}
+
+async function call(options: ClientOptions, name: RouteName, input: Record<string, unknown> = {}, callOptions: CallOptions = {}, floor?: Floor): Promise<unknown> {
   const [method, template, auth, place] = wireRoutes[name];
   const rest = { ...input };
+  // Only the reads of indexed data (GETs with a query) take minBlock.
+  if (method === 'GET' && place === 'query' && rest.minBlock === undefined) {
+    const minBlock = callOptions.minBlock !== undefined ? minBlockText(callOptions.minBlock) : floor && floorText(floor);
+    if (minBlock !== undefined) rest.minBlock = minBlock;
+  }
   const path = template.replace(/\{(\w+)\}/g, (_match, param: string) => {
     const value = rest[param];
     delete rest[param];
@@ -95,10 +136,10 @@ async function call(options: ClientOptions, name: RouteName, input: Record<strin
 type ListItem<K extends ListRouteName> = RouteOutput<K> extends { items: readonly (infer T)[] } ? T : never;
 type WalkInput<K extends ListRouteName> = Omit<RouteInput<K>, 'page' | 'after'>;
 
-async function* walk<K extends ListRouteName>(options: ClientOptions, name: K, input?: WalkInput<K>, callOptions?: CallOptions): AsyncGenerator<ListItem<K>> {
+async function* walk<K extends ListRouteName>(options: ClientOptions, name: K, input?: WalkInput<K>, callOptions?: CallOptions, floor?: Floor): AsyncGenerator<ListItem<K>> {
   let after: string | undefined;
   do {
-    const page = (await call(options, name, { ...(input as Record<string, unknown>), ...(after !== undefined && { after }) }, callOptions)) as {
+    const page = (await call(options, name, { ...(input as Record<string, unknown>), ...(after !== undefined && { after }) }, callOptions, floor)) as {
       items: ListItem<K>[];
       nextCursor?: string;
     };
@@ -108,16 +149,18 @@ async function* walk<K extends ListRouteName>(options: ClientOptions, name: K, i
 }
 
 export function createClient(options: ClientOptions): Client {
+  const floor: Floor = new Map();
   const api = Object.fromEntries(
-    Object.keys(wireRoutes).map((name) => [name, (input?: Record<string, unknown>, callOptions?: CallOptions) => call(options, name as RouteName, input, callOptions)]),
+    Object.keys(wireRoutes).map((name) => [name, (input?: Record<string, unknown>, callOptions?: CallOptions) => call(options, name as RouteName, input, callOptions, floor)]),
   ) as unknown as Api;
   const client: Client = {
     api,
     options,
     linkWallet: (signer, linkOptions) => linkWallet(client, signer, linkOptions),
     requireWalletLinked: (gateOptions) => requireWalletLinked(client, gateOptions),
+    readAfter: (block) => raise(floor, block),
     waitForIndexedBlock: (block, waitOptions) => waitForIndexedBlock(client, block, waitOptions),
-    walk: (name, input, callOptions) => walk(options, name, input, callOptions),
+    walk: (name, input, callOptions) => walk(options, name, input, callOptions, floor),
   };
   return client;
 }

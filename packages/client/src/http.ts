@@ -15,8 +15,11 @@ export class HatcheryProblem extends Error implements ProblemBody {
   readonly errors?: Record<string, string[]>;
   /** From `Retry-After`, when the answer carried one. */
   readonly retryAfterMs?: number;
+  /** On a 409 of a read sent with `minBlock`: the block asked for and the block indexed, as `<chainId>:<block>` (`unknown` without a Ponder checkpoint). */
+  readonly minBlock?: string;
+  readonly indexedBlock?: string;
 
-  constructor(body: ProblemBody, retryAfterMs?: number) {
+  constructor(body: ProblemBody & { minBlock?: unknown; indexedBlock?: unknown }, retryAfterMs?: number) {
     super(`${body.status} ${body.title}: ${body.detail}`);
     this.name = 'HatcheryProblem';
     this.status = body.status;
@@ -26,6 +29,8 @@ export class HatcheryProblem extends Error implements ProblemBody {
     if (body.type !== undefined) this.type = body.type;
     if (body.errors !== undefined) this.errors = body.errors;
     if (retryAfterMs !== undefined) this.retryAfterMs = retryAfterMs;
+    if (typeof body.minBlock === 'string') this.minBlock = body.minBlock;
+    if (typeof body.indexedBlock === 'string') this.indexedBlock = body.indexedBlock;
   }
 }
 
@@ -67,9 +72,13 @@ export function retryAfterMs(header: string | null, now = Date.now()): number | 
 
 /**
  * A 429 was refused before anything happened, so any request may go again;
- * a 503 only where repeating is harmless (a POST may have committed).
+ * a 503 only where repeating is harmless (a POST may have committed); a 409
+ * of a read whose minBlock is not indexed yet, once the index may have got there.
  */
-const retriable = (status: number, method: string) => status === 429 || (status === 503 && (method === 'GET' || method === 'DELETE'));
+const retriable = (problem: HatcheryProblem, method: string) =>
+  problem.status === 429 ||
+  (problem.status === 503 && (method === 'GET' || method === 'DELETE')) ||
+  (problem.status === 409 && method === 'GET' && problem.minBlock !== undefined);
 
 async function problemOf(response: Response, path: string): Promise<HatcheryProblem> {
   const text = await response.text();
@@ -116,7 +125,7 @@ export async function send(options: HttpOptions, call: Call): Promise<unknown> {
     const problem = await problemOf(response, call.path);
     // Without Retry-After (a 503 from a proxy, say) the wait grows: 1 s, 2 s, 4 s.
     const delay = problem.retryAfterMs ?? 1000 * 2 ** attempt;
-    if (attempt >= retries || !retriable(problem.status, call.method) || delay > maxDelayMs) throw problem;
+    if (attempt >= retries || !retriable(problem, call.method) || delay > maxDelayMs) throw problem;
     await sleep(delay, call.signal);
   }
 }
