@@ -5,7 +5,8 @@ import { createClient, indexedBlocks } from '../../packages/client/src/index';
 import { connectHub, record, waitFor, type Hub } from '../realtime/support';
 import { hatcheryAbi, hatchTokenAbi } from './app/abis';
 import { besidePonder, type BesidePonder } from './beside-ponder';
-import { spawnPonder, type Layout } from './chain';
+import { limits } from '@hatchery/core/limits';
+import { decodeCheckpoint, spawnPonder, type Layout } from './chain';
 
 type MarketChanged = { count: number; maxBlock: string; version: number };
 type Chains = { chainId: number; block: string; lagSeconds: number; ready: boolean }[];
@@ -179,10 +180,70 @@ export function besidePonderSuite(layout: Layout) {
     const health = await setup.hatchery.json<{ indexer: { chains: { chainId: number; block: string; blockTimestamp: string; lagSeconds: number; ready: boolean }[] } }>('/health');
     const [chain] = health.indexer.chains;
     const head = await setup.chain.publicClient.getBlock({ blockNumber: BigInt(chain!.block) });
-    expect(chain).toEqual({ chainId: 31337, block: expect.stringMatching(/^\d+$/), blockTimestamp: new Date(Number(head.timestamp) * 1000).toISOString(), lagSeconds: expect.any(Number), ready: true });
+    expect(chain).toEqual({
+      chainId: 31337,
+      block: expect.stringMatching(/^\d+$/),
+      safeBlock: expect.stringMatching(/^\d+$/),
+      finalizedBlock: expect.stringMatching(/^\d+$/),
+      blockTimestamp: new Date(Number(head.timestamp) * 1000).toISOString(),
+      lagSeconds: expect.any(Number),
+      ready: true,
+    });
     expect(chain!.lagSeconds).toBeLessThan(60);
     figures.push(`/health when live: ${JSON.stringify(health.indexer)}`);
   }, 60_000);
+
+  it('answers a read with minBlock one block ahead once Ponder indexes that block, and one far ahead with the problem within the bound', async () => {
+    const { alice } = who();
+    const { act, hatchery } = setup;
+    const editionId = BigInt((await hatchery.json<Page<{ id: string }>>('/editions')).items[0]!.id);
+    const minted = await act.mint(alice, editionId, 0, 'Awaited');
+    await setup.indexed(minted.blockNumber);
+    // Automine: the listing's transaction, sent after the read, is the next block.
+    const next = minted.blockNumber + 1n;
+    const sentAt = Date.now();
+    const reading = hatchery.get(`/marketplace/listings?pageSize=100&minBlock=31337:${next}`);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    const listed = await act.list(alice, minted.tokenId, 9n * ether);
+    expect(listed.blockNumber).toBe(next);
+    const response = await reading;
+    const waited = Date.now() - sentAt;
+    expect(response.status).toBe(200);
+    expect(BigInt(response.headers.get('x-indexed-block')!.split('=')[1]!)).toBeGreaterThanOrEqual(next);
+    const page = (await response.json()) as Page<{ tokenId: string }>;
+    expect(page.items.map((item) => item.tokenId)).toContain(String(minted.tokenId));
+    figures.push(`minBlock one ahead: answered with the new listing ${waited} ms after the read was sent (its transaction sent 300 ms after the read)`);
+
+    const head = await setup.chain.blockNumber();
+    await setup.indexed(head);
+    const askedAt = Date.now();
+    const ahead = await hatchery.get(`/transparency/sales?minBlock=${head + 5n}`);
+    const took = Date.now() - askedAt;
+    expect(ahead.status).toBe(409);
+    expect(ahead.headers.get('retry-after')).toBe(String(limits.minBlock.retryAfterSeconds));
+    expect(ahead.headers.get('cache-control')).toBe('no-store');
+    expect(await ahead.json()).toMatchObject({ status: 409, minBlock: `31337:${head + 5n}`, indexedBlock: `31337:${head}` });
+    expect(took).toBeGreaterThanOrEqual(limits.minBlock.waitMs - limits.minBlock.pollMs);
+    expect(took).toBeLessThan(limits.minBlock.waitMs + 1_000);
+    const far = await hatchery.get(`/transparency/sales?minBlock=${head + BigInt(limits.minBlock.maxAheadBlocks) + 1n}`);
+    expect(far.status).toBe(422);
+    figures.push(`minBlock 5 ahead: 409 after ${took} ms (bound ${limits.minBlock.waitMs} ms)`);
+  }, 60_000);
+
+  it('reports the safe and finalized blocks Ponder keeps in _ponder_checkpoint, in /health and beside X-Indexed-Block', async () => {
+    const [row] = await setup.sql<{ safe_checkpoint: string; finalized_checkpoint: string }>(`SELECT safe_checkpoint, finalized_checkpoint FROM ${setup.ponder.readSchema}._ponder_checkpoint WHERE chain_id = 31337`);
+    const finalized = decodeCheckpoint(row!.finalized_checkpoint).blockNumber;
+    const safe = decodeCheckpoint(row!.safe_checkpoint).blockNumber;
+    // Nothing is mined here, so Ponder's finalized block stays put; the instance's view is at most a second old.
+    await new Promise((resolve) => setTimeout(resolve, limits.freshnessCacheMs + 50));
+    const health = await setup.hatchery.json<{ indexer: { chains: { finalizedBlock: string; safeBlock: string; block: string }[] } }>('/health');
+    expect(health.indexer.chains[0]).toMatchObject({ finalizedBlock: String(finalized), safeBlock: String(safe) });
+    expect(BigInt(health.indexer.chains[0]!.block)).toBeGreaterThan(finalized);
+    const response = await setup.hatchery.get('/transparency/summary');
+    expect(response.headers.get('x-finalized-block')).toBe(`31337=${finalized}`);
+    expect(response.headers.get('x-safe-block')).toBe(`31337=${safe}`);
+    figures.push(`finality (${layout}): latest ${health.indexer.chains[0]!.block}, safe ${safe}, finalized ${finalized}, as _ponder_checkpoint has them`);
+  }, 30_000);
 
   it('reads only the tables each block names: none for blocks that touch neither listings nor forge requests', async () => {
     const { admin, alice } = who();
