@@ -26,7 +26,7 @@ const wallMs = () => performance.timeOrigin + performance.now();
  * Subscribe, and the arrival time of each event, one expectation per target
  * at a time so a forgeFulfilled can be timed while a marketChanged arrives.
  */
-function clientProcess(): void {
+export function clientProcess(): void {
   const { WebSocket } = require('ws') as typeof import('ws');
   const RS = '\u001e';
   const now = () => performance.timeOrigin + performance.now();
@@ -128,13 +128,13 @@ function countingEndpointProcess(): void {
   });
 }
 
-interface Child {
+export interface Child {
   request<T>(command: object | undefined, reply: string): Promise<T>;
   close(): void;
 }
 
 /** A function of this file run in a process of its own, answering commands over IPC. */
-async function startChild(body: () => void, first: string): Promise<Child & { first: Record<string, unknown> }> {
+export async function startChild(body: () => void, first: string): Promise<Child & { first: Record<string, unknown> }> {
   // tsx compiles with esbuild's keepNames, whose `__name` helper the function's source then calls.
   const source = `const __name = (target) => target; (${body.toString()})()`;
   const child: ChildProcess = spawn(process.execPath, ['-e', source], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
@@ -199,7 +199,7 @@ const warmUp = (workers: WorkerPool, frame: string) =>
     () => undefined,
   );
 
-const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? NaN;
+export const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? NaN;
 const median = (values: number[]) => percentile([...values].sort((a, b) => a - b), 50);
 const ms = (n: number) => (Number.isFinite(n) ? n.toFixed(1) : '—').padStart(9);
 

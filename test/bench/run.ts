@@ -25,6 +25,8 @@ const sections: Record<string, BenchSection> = {
   cursor: (context) => import('./cursor').then(({ cursorBench }) => cursorBench(context)),
   pings: (context) => import('./pings').then(({ pingsBench }) => pingsBench(context)),
   warm: (context) => import('./warm').then(({ warmBench }) => warmBench(context)),
+  // Last: it stops the stack's listener for listeners of its own.
+  quota: (context) => import('./quota').then(({ quotaBench }) => quotaBench(context)),
 };
 
 const concurrency = Number(process.env.BENCH_CONCURRENCY ?? 16);
