@@ -23,6 +23,7 @@ const sections: Record<string, BenchSection> = {
   observability: (context) => import('./observability').then(({ observabilityBench }) => observabilityBench(context)),
   logging: (context) => import('./logging').then(({ loggingBench }) => loggingBench(context)),
   cursor: (context) => import('./cursor').then(({ cursorBench }) => cursorBench(context)),
+  'min-block': (context) => import('./min-block').then(({ minBlockBench }) => minBlockBench(context)),
   pings: (context) => import('./pings').then(({ pingsBench }) => pingsBench(context)),
   warm: (context) => import('./warm').then(({ warmBench }) => warmBench(context)),
   // Last: it stops the stack's listener for listeners of its own.
