@@ -149,6 +149,10 @@ describe('compileFilter', () => {
     expect(error.fields?.filter?.[0]).toContain(message);
   });
 
+  it('names the filterable fields when a filter names another', () => {
+    expect(rejection(() => compile('burned=true')).fields?.filter).toEqual([`'burned' is not a filterable field; the filterable fields are ${Object.keys(fields).join(', ')}`]);
+  });
+
   it('rejects a filter over 500 characters', () => {
     expect(rejection(() => compile(`name=${'a'.repeat(496)}`)).fields?.filter?.[0]).toContain('500');
     expect(() => compile(`name=${'a'.repeat(495)}`)).not.toThrow();
@@ -224,6 +228,12 @@ describe('orderBy', () => {
 
   it.each(['burned', 'rarity up', 'rarity DESC', 'ra-rity', "name; DROP TABLE x", 'rarity,', '!rarity', 'rarity?', 'toString', '__proto__'])('rejects %j with a 422 naming orderBy', (input) => {
     expect(rejection(() => compileOrderBy(input, fields, order)).fields).toHaveProperty('orderBy');
+  });
+
+  it('says that the direction is lowercase (Gridify refuses DESC too), and names the sortable fields', () => {
+    expect(rejection(() => compileOrderBy('rarity DESC', fields, order)).fields?.orderBy).toEqual(["term 1: the direction is lowercase, 'desc', not 'DESC'"]);
+    expect(rejection(() => compileOrderBy('name, rarity Asc', fields, order)).fields?.orderBy).toEqual(["term 2: the direction is lowercase, 'asc', not 'Asc'"]);
+    expect(rejection(() => compileOrderBy('burned', fields, order)).fields?.orderBy).toEqual([`'burned' is not a sortable field; the sortable fields are ${Object.keys(fields).join(', ')}`]);
   });
 
   it('rejects an orderBy over 200 characters', () => {

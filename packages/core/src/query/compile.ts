@@ -45,6 +45,9 @@ export function lookupField(fields: FieldMap, name: string): FieldSpec | undefin
   return lookup.get(name.replace(/[A-Z]/g, (char) => char.toLowerCase()));
 }
 
+/** The names a list's filter and orderBy take, for a message that names a field they do not. */
+const fieldNames = (fields: FieldMap) => Object.keys(fields).join(', ');
+
 const castOf: Record<FieldType, string> = { bigint: 'numeric', integer: 'integer', boolean: 'boolean', text: 'text' };
 const likeOperators = new Set<Operator>(['=*', '!*', '^', '!^', '$', '!$']);
 const affixOperators = new Set<Operator>(['^', '!^', '$', '!$']);
@@ -144,7 +147,7 @@ function compileBoolean(sql: string, condition: Condition, params: Params): stri
 
 function compileCondition(condition: Condition, fields: FieldMap, params: Params): string {
   const spec = lookupField(fields, condition.field);
-  if (!spec) throw new GrammarError(`'${condition.field}' is not a filterable field`);
+  if (!spec) throw new GrammarError(`'${condition.field}' is not a filterable field; the filterable fields are ${fieldNames(fields)}`);
   const { operator } = condition;
   const equality = operator === '=' || operator === '!=';
   if (condition.empty && equality) {
@@ -232,7 +235,7 @@ export function compileOrder(input: string | undefined, fields: FieldMap, order:
   const keys: OrderTerm[] = [];
   for (const term of terms) {
     const spec = lookupField(fields, term.field);
-    if (!spec) throw validationError('orderBy', `'${term.field}' is not a sortable field`);
+    if (!spec) throw validationError('orderBy', `'${term.field}' is not a sortable field; the sortable fields are ${fieldNames(fields)}`);
     // Every field here has a value on every row; Gridify refuses ? and ! on such fields.
     if ('nullCheck' in term && term.nullCheck) throw validationError('orderBy', `'${term.field}' is never null, so '?' and '!' do not apply`);
     // A field named again orders nothing more (LINQ's ThenBy on the same key), so it is dropped.

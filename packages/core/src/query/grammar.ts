@@ -255,7 +255,12 @@ export function parseOrderBy(input: string): SortTerm[] {
     if (term.includes(' ')) {
       const words = term.split(/[ \t]+/).filter(Boolean);
       const last = words[words.length - 1];
-      if (last !== 'asc' && last !== 'desc') throw new GrammarError(`term ${index + 1}: expected 'asc' or 'desc' at its end`);
+      if (last !== 'asc' && last !== 'desc') {
+        // Gridify compares the word as it is: 'DESC' is refused there too, so it is here, with the reason.
+        const lowercase = last?.toLowerCase();
+        if (lowercase === 'asc' || lowercase === 'desc') throw new GrammarError(`term ${index + 1}: the direction is lowercase, '${lowercase}', not '${last}'`);
+        throw new GrammarError(`term ${index + 1}: expected 'asc' or 'desc' at its end`);
+      }
       member = words[0]!;
       direction = last;
     }
