@@ -3,7 +3,7 @@ import { createServer } from 'node:http';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { BatchWriteCommand, DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { config } from '@hatchery/platform/config';
-import { DynamoClient } from '@hatchery/platform/aws/dynamo';
+import { dynamoClient as serviceDynamoClient } from '@hatchery/platform/aws/dynamo';
 import { ensureTable } from '@hatchery/core/dynamo/table';
 import { limits } from '@hatchery/core/limits';
 import { notificationChannel } from '@hatchery/core/indexer/names';
@@ -381,7 +381,7 @@ export const realtimeBench: BenchSection = async ({ stack, sql }) => {
     const dynamoClient = new DynamoDBClient({ endpoint: stack.dynamoEndpoint, region: config().AWS_REGION });
     await ensureTable(dynamoClient, table);
     const documents = DynamoDBDocumentClient.from(dynamoClient);
-    const simulatedStore = connectionStore({ client: new DynamoClient({ endpoint: stack.dynamoEndpoint, region: config().AWS_REGION }), table });
+    const simulatedStore = connectionStore({ client: serviceDynamoClient({ endpoint: stack.dynamoEndpoint }), table });
     const seeded = performance.now();
     await seedConnections(documents, table, simulated);
     const seedSeconds = (performance.now() - seeded) / 1000;

@@ -3,14 +3,16 @@ import { createHash } from 'node:crypto';
 import { pino } from 'pino';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { config } from '@hatchery/platform/config';
-import { DynamoClient, type Operation, type Operations } from '@hatchery/platform/aws/dynamo';
+import { PutCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import type { MiddlewareStack } from '@smithy/types';
+import { dynamoClient as newDynamoClient } from '@hatchery/platform/aws/dynamo';
 import { ensureTable } from '@hatchery/core/dynamo/table';
 import { createIndexerSchema } from '@hatchery/core/indexer/schema';
 import { limits } from '@hatchery/core/limits';
 import { connectionStore, shardOf, shards } from '@hatchery/core/realtime/connections';
 import { marketChangedMessage, type MarketChanged } from '@hatchery/core/realtime/events';
 import { deliverShard, type FanOutParts } from '@hatchery/core/realtime/fan-out';
-import { hubConnections, ManagementClient, type HubConnections } from '@hatchery/platform/aws/management';
+import { hubConnections, managementApiClient, type HubConnections } from '@hatchery/platform/aws/management';
 import { Listener, type ListenerOptions } from '@hatchery/listener/listener';
 import { functionShards } from '@hatchery/listener/shards';
 import { startTestStack, type TestStack } from '../support/stack';
@@ -32,25 +34,24 @@ const slow = 120_000;
 
 /** DynamoDB and management API clients of the test's own, counting the calls they make. */
 const calls = { Query: 0, PostToConnection: 0 };
-let dynamoClient: DynamoClient;
+let dynamoClient: DynamoDBDocumentClient;
 /** The SDK's client, for what the service itself never does: creating a table. */
 let admin: DynamoDBClient;
 let store: ReturnType<typeof connectionStore>;
 let connections: HubConnections;
 const parts = (): FanOutParts => ({ store, connections, concurrency: limits.hub.fanOutConcurrency, log });
 
-class CountingDynamo extends DynamoClient {
-  override send<O extends Operation>(operation: O, input: Operations[O]['input']): Promise<Operations[O]['output']> {
-    if (operation === 'Query') calls.Query++;
-    return super.send(operation, input);
-  }
-}
-
-class CountingManagement extends ManagementClient {
-  override postToConnection(connectionId: string, data: Uint8Array): Promise<void> {
-    calls.PostToConnection++;
-    return super.postToConnection(connectionId, data);
-  }
+/** The client, counting its calls (each once, whatever its retries) of the operations in `calls`. */
+function counting<Client extends { middlewareStack: MiddlewareStack<any, any> }>(client: Client): Client {
+  client.middlewareStack.add(
+    (next, context) => (args) => {
+      const operation = String(context.commandName).replace(/Command$/, '');
+      if (operation in calls) calls[operation as keyof typeof calls]++;
+      return next(args);
+    },
+    { step: 'initialize', name: 'countCalls' },
+  );
+  return client;
 }
 
 interface Client {
@@ -100,10 +101,10 @@ beforeAll(async () => {
   // These tests drive the fan-out themselves; the stack's listener would compete for the lock.
   await stack.listener?.stop();
   writes = indexer(stack);
-  dynamoClient = new CountingDynamo({ endpoint: stack.dynamoEndpoint, region: config().AWS_REGION });
+  dynamoClient = counting(newDynamoClient({ endpoint: stack.dynamoEndpoint }));
   admin = new DynamoDBClient({ endpoint: stack.dynamoEndpoint, region: config().AWS_REGION });
   store = connectionStore({ client: dynamoClient });
-  connections = hubConnections(new CountingManagement(stack.url));
+  connections = hubConnections(counting(managementApiClient(stack.url)));
 });
 afterAll(async () => {
   await Promise.all(clients.map((client) => client.hub.stop()));
@@ -263,7 +264,7 @@ describe('a broadcast through the fan-out function', () => {
     expect(occupied).toEqual(expect.arrayContaining([...new Set(clients.map((client) => shardOf(client.id)))]));
     const failing = shardOf(clients[0]!.id);
     await stack.sql('SELECT 1');
-    await dynamoClient.send('PutItem', { TableName: config().DYNAMODB_TABLE, Item: failOnce(failing) });
+    await dynamoClient.send(new PutCommand({ TableName: config().DYNAMODB_TABLE, Item: failOnce(failing) }));
     const before = stack.lambda.stats();
     const handedBefore = listener.stats().shardsHanded;
 

@@ -1,4 +1,5 @@
 import type { Context } from 'aws-lambda';
+import { DeleteCommand } from '@aws-sdk/lib-dynamodb';
 import { dynamo, tableName } from '@hatchery/platform/aws/dynamo';
 import { shardJobSchema } from '@hatchery/core/realtime/fan-out';
 
@@ -13,7 +14,7 @@ export const failOnce = (shard: number) => ({ pk: 'test#fail-once', sk: String(s
 export const handler = async (event: unknown, context: Context) => {
   const { shard } = shardJobSchema.parse(event);
   const taken = await dynamo()
-    .send('DeleteItem', { TableName: tableName(), Key: failOnce(shard), ConditionExpression: 'attribute_exists(pk)' })
+    .send(new DeleteCommand({ TableName: tableName(), Key: failOnce(shard), ConditionExpression: 'attribute_exists(pk)' }))
     .then(
       () => true,
       (error: { name?: string }) => {

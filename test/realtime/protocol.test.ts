@@ -15,7 +15,7 @@ import { limits } from '@hatchery/core/limits';
 import { connectionStore, shardOf } from '@hatchery/core/realtime/connections';
 import { marketChangedMessage } from '@hatchery/core/realtime/events';
 import { deliverShard, type FanOutParts } from '@hatchery/core/realtime/fan-out';
-import { hubConnections, ManagementClient } from '@hatchery/platform/aws/management';
+import { hubConnections, managementApiClient } from '@hatchery/platform/aws/management';
 import { hubErrors } from '@hatchery/core/realtime/hub';
 import { messages, splitRecords } from '@hatchery/core/realtime/protocol';
 import { startTestStack, type TestStack } from '../support/stack';
@@ -102,9 +102,9 @@ describe('the handshake', () => {
   });
 
   it('answers pings and completions in place, as $default’s return value; only the handshake’s answer is a management API post', async () => {
-    const post = vi.spyOn(ManagementClient.prototype, 'postToConnection');
+    const send = vi.spyOn(ApiGatewayManagementApiClient.prototype, 'send');
     try {
-      const postsTo = (id: string) => post.mock.calls.filter(([connectionId]) => connectionId === id).length;
+      const postsTo = (id: string) => send.mock.calls.filter(([command]) => command instanceof PostToConnectionCommand && command.input.ConnectionId === id).length;
       const client = await raw();
       expect(postsTo(client.id)).toBe(1);
       client.send(`{"type":6}${RS}`);
@@ -113,14 +113,14 @@ describe('the handshake', () => {
       expect(await client.next()).toBe(`{"type":3,"invocationId":"7"}${RS}{"type":6}${RS}`);
       expect(postsTo(client.id)).toBe(1);
     } finally {
-      post.mockRestore();
+      send.mockRestore();
     }
   });
 
   it('sends no event before the handshake is answered (a SignalR client fails on any other first message), and events after it', async () => {
     const client = await raw({ handshake: false });
     const shard = shardOf(client.id);
-    const parts: FanOutParts = { store, connections: hubConnections(new ManagementClient(stack.url)), concurrency: 4, log: pino({ level: 'silent' }) };
+    const parts: FanOutParts = { store, connections: hubConnections(managementApiClient(stack.url)), concurrency: 4, log: pino({ level: 'silent' }) };
     const early = marketChangedMessage({ count: 1, maxBlock: '101', version: 1 });
     await deliverShard({ shard, frame: early }, parts);
     client.send(`{"protocol":"json","version":1}${RS}`);

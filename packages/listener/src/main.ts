@@ -1,5 +1,3 @@
-import { defaultProvider } from '@aws-sdk/credential-provider-node';
-import { useCredentials } from '@hatchery/platform/aws/client';
 import { logger } from '@hatchery/platform/telemetry/logger';
 import { Listener } from './listener';
 
@@ -9,9 +7,8 @@ import { Listener } from './listener';
  * DYNAMODB_TABLE, AWS_REGION, FANOUT_FUNCTION_NAME); ECS stops a task with SIGTERM, then SIGKILL
  * after its stop timeout, so the listener finishes its fan-out and exits.
  */
-// The task role's credentials come from the container endpoint and expire: the SDK's default chain fetches them and
-// renews them before they do (static ones in the environment, the local stack's, come first in that chain).
-useCredentials(defaultProvider());
+// Every AWS client here is the SDK's, with its default credential chain: the task role's credentials come from the
+// container endpoint and are renewed before they expire (static ones in the environment, the local stack's, come first).
 const log = logger().child({ component: 'listener' });
 const listener = new Listener({ log }).start();
 log.info({ managementEndpoint: listener.options.managementEndpoint }, 'listener started');

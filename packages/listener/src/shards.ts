@@ -1,4 +1,5 @@
-import { InvokeCommand, LambdaClient } from '@aws-sdk/client-lambda';
+import { InvokeCommand } from '@aws-sdk/client-lambda';
+import { lambdaClient } from '@hatchery/platform/aws/lambda';
 import { config } from '@hatchery/platform/config';
 import { limits } from '@hatchery/core/limits';
 import { deliverShard, type Delivery, type FanOutParts, type ShardJob } from '@hatchery/core/realtime/fan-out';
@@ -25,7 +26,7 @@ const deliveryOf = (payload: Uint8Array | undefined): Delivery => {
  * times, as Lambda would retry an asynchronous one.
  */
 export function functionShards(functionName: string, endpoint = config().LAMBDA_ENDPOINT): ShardInvoker {
-  const client = new LambdaClient({ region: config().AWS_REGION, endpoint, maxAttempts: 3 });
+  const client = lambdaClient({ endpoint, invocationTimeoutMs: limits.hub.shardTimeoutMs });
   const encoder = new TextEncoder();
   return async (job) => {
     for (let attempt = 0; ; attempt++) {

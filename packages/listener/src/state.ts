@@ -1,4 +1,5 @@
-import { dynamo, tableName, type DynamoClient } from '@hatchery/platform/aws/dynamo';
+import { GetCommand, PutCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { dynamo, tableName } from '@hatchery/platform/aws/dynamo';
 import type { ForgeCursor, ListingsSnapshot } from '@hatchery/core/realtime/changes';
 
 /** What the leading listener has already reported: the last listings snapshot and the forge cursor. */
@@ -19,17 +20,17 @@ export interface StateStore {
  * standby that takes over, or a new task after a deploy, carries on where
  * the last leader stopped instead of dropping what happened in between.
  */
-export function dynamoStateStore(options: { client?: DynamoClient; table?: string } = {}): StateStore {
+export function dynamoStateStore(options: { client?: DynamoDBDocumentClient; table?: string } = {}): StateStore {
   const key = { pk: 'listener', sk: 'state' };
   const client = () => options.client ?? dynamo();
   const table = () => options.table ?? tableName();
   return {
     async load() {
-      const { Item } = await client().send('GetItem', { TableName: table(), Key: key, ConsistentRead: true });
+      const { Item } = await client().send(new GetCommand({ TableName: table(), Key: key, ConsistentRead: true }));
       return Item ? (JSON.parse(Item.state as string) as DetectionState) : undefined;
     },
     async save(state) {
-      await client().send('PutItem', { TableName: table(), Item: { ...key, state: JSON.stringify(state) } });
+      await client().send(new PutCommand({ TableName: table(), Item: { ...key, state: JSON.stringify(state) } }));
     },
   };
 }

@@ -1,5 +1,6 @@
 import { AppError } from '../errors';
 import { config } from '@hatchery/platform/config';
+import { UpdateCommand, type UpdateCommandOutput } from '@aws-sdk/lib-dynamodb';
 import { dynamo, tableName } from '@hatchery/platform/aws/dynamo';
 import { tableDefinition } from '../dynamo/table';
 import { logger } from '@hatchery/platform/telemetry/logger';
@@ -35,16 +36,19 @@ export function decide(count: number, rule: RateLimitRule, now: number): RateDec
 export async function hitRateLimit(rule: RateLimitRule, subject: string, now = Date.now()): Promise<RateDecision> {
   const window = windowAt(now, rule.windowMs);
   const { partitionKey, sortKey, ttlAttribute } = tableDefinition;
-  let result;
+  let result: UpdateCommandOutput;
   try {
-    result = await dynamo().send('UpdateItem', {
-      TableName: tableName(),
-      Key: { [partitionKey.name]: `ratelimit#${rule.name}#${subject}`, [sortKey.name]: String(window.start) },
-      UpdateExpression: 'ADD #hits :one SET #expiresAt = :expiresAt',
-      ExpressionAttributeNames: { '#hits': 'hits', '#expiresAt': ttlAttribute },
-      ExpressionAttributeValues: { ':one': 1, ':expiresAt': Math.ceil((window.end + rule.windowMs) / 1000) },
-      ReturnValues: 'UPDATED_NEW',
-    });
+    // The 'counter' client re-sends only what DynamoDB refused or never saw: a re-sent ADD would count twice.
+    result = await dynamo('counter').send(
+      new UpdateCommand({
+        TableName: tableName(),
+        Key: { [partitionKey.name]: `ratelimit#${rule.name}#${subject}`, [sortKey.name]: String(window.start) },
+        UpdateExpression: 'ADD #hits :one SET #expiresAt = :expiresAt',
+        ExpressionAttributeNames: { '#hits': 'hits', '#expiresAt': ttlAttribute },
+        ExpressionAttributeValues: { ':one': 1, ':expiresAt': Math.ceil((window.end + rule.windowMs) / 1000) },
+        ReturnValues: 'UPDATED_NEW',
+      }),
+    );
   } catch (error) {
     logger().error({ err: error }, 'rate-limit counter update failed');
     // Without the shared counter the limit cannot be enforced; refuse rather than let requests through uncounted.

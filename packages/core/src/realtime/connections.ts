@@ -1,4 +1,15 @@
-import { dynamo, tableName, type DynamoClient, type Operations } from '@hatchery/platform/aws/dynamo';
+import {
+  BatchWriteCommand,
+  DeleteCommand,
+  GetCommand,
+  PutCommand,
+  QueryCommand,
+  UpdateCommand,
+  type BatchWriteCommandInput,
+  type DynamoDBDocumentClient,
+  type QueryCommandInput,
+} from '@aws-sdk/lib-dynamodb';
+import { dynamo, tableName } from '@hatchery/platform/aws/dynamo';
 import { limits } from '../limits';
 
 /**
@@ -91,13 +102,13 @@ export const connectionItem = (connectionId: string, connectedAtMs: number, stat
 const batchSize = 25;
 const names = { '#pk': 'pk', '#sk': 'sk', '#groups': 'groups', '#expiresAt': 'expiresAt', '#awaiting': 'awaitingHandshake' };
 
-export function connectionStore(options: { client?: DynamoClient; table?: string; now?: () => number } = {}): ConnectionStore {
+export function connectionStore(options: { client?: DynamoDBDocumentClient; table?: string; now?: () => number } = {}): ConnectionStore {
   const client = () => options.client ?? dynamo();
   const table = () => options.table ?? tableName();
   const now = options.now ?? Date.now;
 
   /** The live records of a partition; `ready` leaves out connections still awaiting their handshake, whom no event may reach. */
-  const query = (pk: string, { ready }: { ready: boolean }): Operations['Query']['input'] => ({
+  const query = (pk: string, { ready }: { ready: boolean }): QueryCommandInput => ({
     TableName: table(),
     KeyConditionExpression: '#pk = :pk',
     FilterExpression: ready ? '#expiresAt > :now AND attribute_not_exists(#awaiting)' : '#expiresAt > :now',
@@ -108,9 +119,9 @@ export function connectionStore(options: { client?: DynamoClient; table?: string
   const sortKeys = (items: Array<Record<string, unknown>> | undefined) => (items ?? []).map((item) => item.sk as string);
 
   async function* ids(pk: string, ready = true): AsyncIterable<string[]> {
-    let start: Operations['Query']['output']['LastEvaluatedKey'];
+    let start: QueryCommandInput['ExclusiveStartKey'];
     do {
-      const page = await client().send('Query', { ...query(pk, { ready }), Limit: 1_000, ...(start && { ExclusiveStartKey: start }) });
+      const page = await client().send(new QueryCommand({ ...query(pk, { ready }), Limit: 1_000, ...(start && { ExclusiveStartKey: start }) }));
       const found = sortKeys(page.Items);
       if (found.length) yield found;
       start = page.LastEvaluatedKey;
@@ -119,12 +130,12 @@ export function connectionStore(options: { client?: DynamoClient; table?: string
 
   async function deleteGroupItems(connectionId: string, addresses: string[]): Promise<void> {
     for (let start = 0; start < addresses.length; start += batchSize) {
-      let requests: Operations['BatchWriteItem']['input']['RequestItems'][string] = addresses
+      let requests: NonNullable<BatchWriteCommandInput['RequestItems']>[string] = addresses
         .slice(start, start + batchSize)
         .map((address) => ({ DeleteRequest: { Key: { pk: connectionKeys.group(address), sk: connectionId } } }));
       // Unprocessed items are DynamoDB shedding load; they are sent again until none is left.
       while (requests.length) {
-        const result = await client().send('BatchWriteItem', { RequestItems: { [table()]: requests } });
+        const result = await client().send(new BatchWriteCommand({ RequestItems: { [table()]: requests } }));
         requests = result.UnprocessedItems?.[table()] ?? [];
       }
     }
@@ -132,23 +143,25 @@ export function connectionStore(options: { client?: DynamoClient; table?: string
 
   return {
     async add(connectionId, connectedAtMs) {
-      await client().send('PutItem', { TableName: table(), Item: connectionItem(connectionId, connectedAtMs, { awaitingHandshake: true }) });
+      await client().send(new PutCommand({ TableName: table(), Item: connectionItem(connectionId, connectedAtMs, { awaitingHandshake: true }) }));
     },
 
     async join(connectionId) {
       await client()
-        .send('UpdateItem', {
-          TableName: table(),
-          Key: connectionKey(connectionId),
-          UpdateExpression: 'REMOVE #awaiting',
-          ConditionExpression: 'attribute_exists(#pk)',
-          ExpressionAttributeNames: { '#pk': names['#pk'], '#awaiting': names['#awaiting'] },
-        })
+        .send(
+          new UpdateCommand({
+            TableName: table(),
+            Key: connectionKey(connectionId),
+            UpdateExpression: 'REMOVE #awaiting',
+            ConditionExpression: 'attribute_exists(#pk)',
+            ExpressionAttributeNames: { '#pk': names['#pk'], '#awaiting': names['#awaiting'] },
+          }),
+        )
         .catch(ignoreConditionFailure);
     },
 
     async remove(connectionId) {
-      const { Attributes } = await client().send('DeleteItem', { TableName: table(), Key: connectionKey(connectionId), ReturnValues: 'ALL_OLD' });
+      const { Attributes } = await client().send(new DeleteCommand({ TableName: table(), Key: connectionKey(connectionId), ReturnValues: 'ALL_OLD' }));
       const groups = Attributes?.groups as Set<string> | undefined;
       if (groups?.size) await deleteGroupItems(connectionId, [...groups]);
     },
@@ -157,43 +170,47 @@ export function connectionStore(options: { client?: DynamoClient; table?: string
       let expiresAt: number;
       try {
         // The connection item is updated first and only while it exists, so a connection already gone joins no group.
-        const { Attributes } = await client().send('UpdateItem', {
-          TableName: table(),
-          Key: connectionKey(connectionId),
-          UpdateExpression: 'ADD #groups :group',
-          ConditionExpression: 'attribute_exists(#pk) AND (attribute_not_exists(#groups) OR size(#groups) < :max OR contains(#groups, :address))',
-          ExpressionAttributeNames: { '#pk': names['#pk'], '#groups': names['#groups'] },
-          ExpressionAttributeValues: { ':group': new Set([address]), ':address': address, ':max': limits.hub.groupsPerConnection },
-          ReturnValues: 'ALL_NEW',
-        });
+        const { Attributes } = await client().send(
+          new UpdateCommand({
+            TableName: table(),
+            Key: connectionKey(connectionId),
+            UpdateExpression: 'ADD #groups :group',
+            ConditionExpression: 'attribute_exists(#pk) AND (attribute_not_exists(#groups) OR size(#groups) < :max OR contains(#groups, :address))',
+            ExpressionAttributeNames: { '#pk': names['#pk'], '#groups': names['#groups'] },
+            ExpressionAttributeValues: { ':group': new Set([address]), ':address': address, ':max': limits.hub.groupsPerConnection },
+            ReturnValues: 'ALL_NEW',
+          }),
+        );
         expiresAt = Attributes?.expiresAt as number;
       } catch (error) {
         if ((error as { name?: string }).name !== 'ConditionalCheckFailedException') throw error;
-        const { Item } = await client().send('GetItem', { TableName: table(), Key: connectionKey(connectionId) });
+        const { Item } = await client().send(new GetCommand({ TableName: table(), Key: connectionKey(connectionId) }));
         return Item ? 'tooManyGroups' : 'gone';
       }
-      await client().send('PutItem', { TableName: table(), Item: { pk: connectionKeys.group(address), sk: connectionId, expiresAt } });
+      await client().send(new PutCommand({ TableName: table(), Item: { pk: connectionKeys.group(address), sk: connectionId, expiresAt } }));
       return 'subscribed';
     },
 
     async unsubscribe(connectionId, address) {
-      await client().send('DeleteItem', { TableName: table(), Key: { pk: connectionKeys.group(address), sk: connectionId } });
+      await client().send(new DeleteCommand({ TableName: table(), Key: { pk: connectionKeys.group(address), sk: connectionId } }));
       await client()
-        .send('UpdateItem', {
-          TableName: table(),
-          Key: connectionKey(connectionId),
-          UpdateExpression: 'DELETE #groups :group',
-          ConditionExpression: 'attribute_exists(#pk)',
-          ExpressionAttributeNames: { '#pk': names['#pk'], '#groups': names['#groups'] },
-          ExpressionAttributeValues: { ':group': new Set([address]) },
-        })
+        .send(
+          new UpdateCommand({
+            TableName: table(),
+            Key: connectionKey(connectionId),
+            UpdateExpression: 'DELETE #groups :group',
+            ConditionExpression: 'attribute_exists(#pk)',
+            ExpressionAttributeNames: { '#pk': names['#pk'], '#groups': names['#groups'] },
+            ExpressionAttributeValues: { ':group': new Set([address]) },
+          }),
+        )
         .catch(ignoreConditionFailure);
     },
 
     shard: (shard) => ids(connectionKeys.shard(shard)),
 
     async peek(shard, limit) {
-      const { Items, LastEvaluatedKey } = await client().send('Query', { ...query(connectionKeys.shard(shard), { ready: true }), Limit: limit });
+      const { Items, LastEvaluatedKey } = await client().send(new QueryCommand({ ...query(connectionKeys.shard(shard), { ready: true }), Limit: limit }));
       return { ids: sortKeys(Items), complete: LastEvaluatedKey === undefined };
     },
 

@@ -1,122 +1,73 @@
-import { marshall, unmarshall, type NativeAttributeValue } from '@aws-sdk/util-dynamodb';
-import { AwsClient, type CredentialsProvider } from './client';
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import type { NodeHttpHandler } from '@smithy/node-http-handler';
 import { config } from '../config';
-import { traced } from '../telemetry/tracing';
-
-/** An item, a key or a map of expression values as the code writes them: plain values, marshalled on the way (as lib-dynamodb's document client does). */
-export type Item = Record<string, NativeAttributeValue>;
-
-type WriteRequest = { PutRequest: { Item: Item } } | { DeleteRequest: { Key: Item } };
-
-type Expressions = {
-  ExpressionAttributeNames?: Record<string, string>;
-  ExpressionAttributeValues?: Item;
-};
-type ReturnValues = 'NONE' | 'ALL_OLD' | 'UPDATED_OLD' | 'ALL_NEW' | 'UPDATED_NEW';
-
-/** The operations the service makes, with the parameters it uses (DynamoDB's names, so AWS's reference applies). */
-export interface Operations {
-  GetItem: {
-    input: { TableName: string; Key: Item; ConsistentRead?: boolean; ProjectionExpression?: string; ExpressionAttributeNames?: Record<string, string> };
-    output: { Item?: Item };
-  };
-  PutItem: { input: { TableName: string; Item: Item; ConditionExpression?: string; ReturnValues?: 'NONE' | 'ALL_OLD' } & Expressions; output: { Attributes?: Item } };
-  UpdateItem: {
-    input: { TableName: string; Key: Item; UpdateExpression: string; ConditionExpression?: string; ReturnValues?: ReturnValues } & Expressions;
-    output: { Attributes?: Item };
-  };
-  DeleteItem: { input: { TableName: string; Key: Item; ConditionExpression?: string; ReturnValues?: 'NONE' | 'ALL_OLD' } & Expressions; output: { Attributes?: Item } };
-  Query: {
-    input: {
-      TableName: string;
-      KeyConditionExpression: string;
-      FilterExpression?: string;
-      ProjectionExpression?: string;
-      Limit?: number;
-      ExclusiveStartKey?: Item;
-      ConsistentRead?: boolean;
-    } & Expressions;
-    output: { Items?: Item[]; LastEvaluatedKey?: Item; Count?: number; ScannedCount?: number };
-  };
-  BatchWriteItem: { input: { RequestItems: Record<string, WriteRequest[]> }; output: { UnprocessedItems?: Record<string, WriteRequest[]> } };
-}
-export type Operation = keyof Operations;
-
-/** The members that hold an item, a key or expression values, marshalled in (input) and unmarshalled out (output). */
-const itemMembers = ['Key', 'Item', 'ExpressionAttributeValues', 'ExclusiveStartKey', 'Attributes', 'LastEvaluatedKey'] as const;
-type Message = Record<string, unknown>;
-type Convert = (item: Message) => Message;
-
-// lib-dynamodb's defaults: no conversion of empty values, undefined refused, numbers as JS numbers. Binary values
-// would need base64 on this JSON wire; no item of the service has any.
-const toWire: Convert = (item) => marshall(item as Item);
-const fromWire: Convert = (item) => unmarshall(item as Parameters<typeof unmarshall>[0]);
-
-const convertWrites = (requests: Record<string, Message[]>, convert: Convert) =>
-  Object.fromEntries(
-    Object.entries(requests).map(([table, writes]) => [
-      table,
-      writes.map(({ PutRequest: put, DeleteRequest: remove }) =>
-        put ? { PutRequest: { Item: convert((put as Message).Item as Message) } } : { DeleteRequest: { Key: convert((remove as Message).Key as Message) } },
-      ),
-    ]),
-  );
-
-/** A request or an answer with its items converted: `convert` is marshall on the way in, unmarshall on the way out. */
-function convertItems(message: Message, convert: Convert): Message {
-  const converted: Message = { ...message };
-  for (const member of itemMembers) if (message[member] !== undefined) converted[member] = convert(message[member] as Message);
-  if (Array.isArray(message.Items)) converted.Items = (message.Items as Message[]).map(convert);
-  for (const member of ['RequestItems', 'UnprocessedItems'] as const) {
-    if (message[member] !== undefined) converted[member] = convertWrites(message[member] as Record<string, Message[]>, convert);
-  }
-  return converted;
-}
+import { keepAliveHandler } from './http';
+import { DeadlineRetryStrategy } from './retry';
+import { traceCalls } from './traced';
 
 /**
- * DynamoDB's JSON API (`POST /` with `X-Amz-Target: DynamoDB_20120810.<Operation>`),
- * items as plain values, each call traced as the SDK's client capture traced it.
+ * DynamoDB's settings. The SDK gives DynamoDB 4 attempts and a 25 ms backoff
+ * base (client-dynamodb's DynamoDBClient, under @smithy/core's Retry.v2026);
+ * they are kept. An attempt is bounded far above DynamoDB's single-digit
+ * milliseconds, low enough that a retry still fits the callers' deadlines.
  */
-export class DynamoClient {
-  private readonly client: AwsClient;
+export const dynamoSettings = {
+  maxAttempts: 4,
+  baseDelayMs: 25,
+  /** DNS and TCP to a regional endpoint take a few milliseconds; a connection not made in 300 is not coming. */
+  connectionTimeoutMs: 300,
+  /** Fifty times DynamoDB's usual latency, TLS included; half a second leaves room for a throttled retry within 2 s. */
+  requestTimeoutMs: 500,
+  /** One function invocation makes one call at a time and the listener a few: 50 (the SDK's own) never makes a call wait. */
+  maxSockets: 50,
+} as const;
 
-  constructor(options: { region: string; endpoint?: string; credentials?: CredentialsProvider }) {
-    const { region } = options;
-    const endpoint = options.endpoint ?? `https://dynamodb.${region}.amazonaws.com${region.startsWith('cn-') ? '.cn' : ''}`;
-    // The SDK's client kept up to 50 sockets open per process.
-    this.client = new AwsClient({ service: 'dynamodb', region, endpoint, maxSockets: 50, credentials: options.credentials });
-  }
+/** How a caller's calls may be retried, and the deadline of one call, retries included. */
+export const dynamoCallers = {
+  /**
+   * The hub's connection records and the listener's state: reads and
+   * idempotent writes, retried whatever failed. 2 s: a fan-out shard stops
+   * posting 2 s before its timeout (limits.hub.shardDeadlineMarginMs) and may
+   * then still remove a gone connection; a hub function's few calls fit its 10 s.
+   */
+  records: { deadlineMs: 2_000, atMostOnce: false },
+  /**
+   * The rate limiter's ADD counts twice if re-sent after it took effect, so
+   * it is retried only when DynamoDB refused it (throttled) or never saw it.
+   * 8 s lets a throttled call have its 4 attempts (waits of up to 1, 2 and 4 s)
+   * and leaves an account function 7 s of its 15 for its database work (5 s at most).
+   */
+  counter: { deadlineMs: 8_000, atMostOnce: true },
+} as const;
+export type DynamoCaller = keyof typeof dynamoCallers;
 
-  send<O extends Operation>(operation: O, input: Operations[O]['input']): Promise<Operations[O]['output']> {
-    const { TableName, RequestItems } = input as { TableName?: string; RequestItems?: Message };
-    const tables = TableName !== undefined ? { table_name: TableName } : { table_names: Object.keys(RequestItems ?? {}) };
-    return traced(
-      'DynamoDB',
-      async () => {
-        const response = await this.client.send({
-          method: 'POST',
-          path: '/',
-          headers: { 'content-type': 'application/x-amz-json-1.0', 'x-amz-target': `DynamoDB_20120810.${operation}` },
-          body: JSON.stringify(convertItems(input, toWire)),
-        });
-        return convertItems(JSON.parse(response.body.toString('utf8')) as Message, fromWire) as Operations[O]['output'];
-      },
-      { namespace: 'aws', aws: { operation, region: this.client.region, ...tables } },
-    );
-  }
-
-  destroy(): void {
-    this.client.destroy();
-  }
+/** A document client (items as plain values) for one caller's calls; `handler` lets clients share one socket pool. */
+export function dynamoClient(
+  options: { endpoint?: string; region?: string; caller?: DynamoCaller; handler?: NodeHttpHandler } = {},
+): DynamoDBDocumentClient {
+  const { maxAttempts, baseDelayMs, requestTimeoutMs } = dynamoSettings;
+  const client = new DynamoDBClient({
+    region: options.region ?? config().AWS_REGION,
+    endpoint: options.endpoint,
+    requestHandler: options.handler ?? keepAliveHandler(dynamoSettings),
+    maxAttempts,
+    retryStrategy: new DeadlineRetryStrategy({ maxAttempts, baseDelayMs, attemptTimeoutMs: requestTimeoutMs, ...dynamoCallers[options.caller ?? 'records'] }),
+  });
+  traceCalls(client, 'DynamoDB');
+  return DynamoDBDocumentClient.from(client);
 }
 
-let client: DynamoClient | undefined;
+let handler: NodeHttpHandler | undefined;
+const clients = new Map<DynamoCaller, DynamoDBDocumentClient>();
 
-/** The process's DynamoDB client, pointed at DYNAMODB_ENDPOINT when set (dynalite locally). */
-export function dynamo(): DynamoClient {
+/** The process's DynamoDB client for `caller`, pointed at DYNAMODB_ENDPOINT when set (dynalite locally); all share one socket pool. */
+export function dynamo(caller: DynamoCaller = 'records'): DynamoDBDocumentClient {
+  let client = clients.get(caller);
   if (!client) {
-    const { DYNAMODB_ENDPOINT, AWS_REGION } = config();
-    client = new DynamoClient({ region: AWS_REGION, endpoint: DYNAMODB_ENDPOINT });
+    handler ??= keepAliveHandler(dynamoSettings);
+    client = dynamoClient({ endpoint: config().DYNAMODB_ENDPOINT, caller, handler });
+    clients.set(caller, client);
   }
   return client;
 }

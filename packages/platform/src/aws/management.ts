@@ -1,7 +1,8 @@
-import { AwsClient, type AwsClientOptions } from './client';
-import { escapeUri } from './signature';
+import { ApiGatewayManagementApiClient, DeleteConnectionCommand, PostToConnectionCommand } from '@aws-sdk/client-apigatewaymanagementapi';
 import { config } from '../config';
-import { traced } from '../telemetry/tracing';
+import { keepAliveHandler } from './http';
+import { DeadlineRetryStrategy } from './retry';
+import { traceCalls } from './traced';
 
 /**
  * Sending to hub connections through API Gateway's management API
@@ -15,53 +16,62 @@ export interface HubConnections {
 }
 
 /**
- * The management API of one WebSocket API stage: `POST /@connections/{id}`
- * sends, `DELETE` closes. Each call is traced as the SDK's client capture traced it.
+ * The management API's settings. A post is not idempotent (a frame posted
+ * twice reaches the browser twice), so a call is retried only when API
+ * Gateway refused it (throttled: 429, after its Retry-After) or never saw it
+ * (DNS, connection refused or not made); a timeout or a reset after sending
+ * fails the post. DeleteConnection follows the same rule.
  */
-export class ManagementClient {
-  private readonly client: AwsClient;
+export const managementSettings = {
+  /** The SDK's default for this client. */
+  maxAttempts: 3,
+  /** The SDK's default base (@smithy/core's Retry.delay()); throttling waits on its own 1 s base. */
+  baseDelayMs: 50,
+  /** DNS and TCP to the regional endpoint take a few milliseconds. */
+  connectionTimeoutMs: 300,
+  /**
+   * Ten times a post's usual latency, TLS included; short, so that a post
+   * throttled at once still gets its retry (a wait of up to 1 s, or the
+   * Retry-After, and one more attempt) within the deadline.
+   */
+  requestTimeoutMs: 400,
+  /**
+   * A fan-out shard stops posting 2 s before its timeout
+   * (limits.hub.shardDeadlineMarginMs): a post started just before then ends
+   * within 1.5 s, leaving the rest for removing a connection found gone.
+   */
+  deadlineMs: 1_500,
+  atMostOnce: true,
+} as const;
 
-  constructor(endpoint: string, options: Pick<AwsClientOptions, 'maxSockets' | 'credentials'> & { region?: string } = {}) {
-    this.client = new AwsClient({ ...options, service: 'execute-api', region: options.region ?? config().AWS_REGION, endpoint });
-  }
-
-  postToConnection(connectionId: string, data: Uint8Array): Promise<void> {
-    return this.call('PostToConnection', { method: 'POST', connectionId, body: data });
-  }
-
-  deleteConnection(connectionId: string): Promise<void> {
-    return this.call('DeleteConnection', { method: 'DELETE', connectionId });
-  }
-
-  destroy(): void {
-    this.client.destroy();
-  }
-
-  private call(operation: string, { method, connectionId, body }: { method: 'POST' | 'DELETE'; connectionId: string; body?: Uint8Array }): Promise<void> {
-    // The ids API Gateway assigns end in '=': escaped as the SDK escapes a path parameter.
-    const path = `/@connections/${escapeUri(connectionId)}`;
-    return traced(
-      'ApiGatewayManagementApi',
-      async () => {
-        await this.client.send({ method, path, ...(body && { headers: { 'content-type': 'application/octet-stream' }, body }) });
-      },
-      { namespace: 'aws', aws: { operation, region: this.client.region } },
-    );
-  }
+/** The client of one stage's management API (`https://{domain}/{stage}`), sending through sockets of its own. */
+export function managementApiClient(endpoint: string, maxSockets = 64): ApiGatewayManagementApiClient {
+  const { maxAttempts, requestTimeoutMs } = managementSettings;
+  const client = new ApiGatewayManagementApiClient({
+    region: config().AWS_REGION,
+    endpoint,
+    requestHandler: keepAliveHandler({ ...managementSettings, maxSockets }),
+    maxAttempts,
+    retryStrategy: new DeadlineRetryStrategy({ ...managementSettings, attemptTimeoutMs: requestTimeoutMs }),
+  });
+  traceCalls(client, 'ApiGatewayManagementApi');
+  return client;
 }
 
-const clients = new Map<string, ManagementClient>();
+const clients = new Map<string, ApiGatewayManagementApiClient>();
 
 /**
  * One client per endpoint, lane and process, keeping its sockets alive
- * between calls. A lane is a socket pool of its own, so posts in one (a
- * buyer's forgeFulfilled) never queue for sockets behind another's (a broadcast).
+ * between calls. `maxSockets` is the caller's concurrency, so a post never
+ * waits for a socket (the wait would count against its connection timeout).
+ * A lane is a socket pool of its own, so posts in one (a buyer's
+ * forgeFulfilled) never queue for sockets behind another's (a broadcast).
  */
-export function managementClient(endpoint: string, maxSockets = 64, lane = 'default'): ManagementClient {
+export function managementClient(endpoint: string, maxSockets = 64, lane = 'default'): ApiGatewayManagementApiClient {
   const key = `${endpoint} ${maxSockets} ${lane}`;
   let client = clients.get(key);
   if (!client) {
-    client = new ManagementClient(endpoint, { maxSockets });
+    client = managementApiClient(endpoint, maxSockets);
     clients.set(key, client);
   }
   return client;
@@ -75,12 +85,12 @@ export function managementEndpoint(requestContext: { domainName: string; stage: 
 /** API Gateway no longer knows the connection (410). */
 export const isGone = (error: unknown) => (error as { name?: string } | undefined)?.name === 'GoneException';
 
-export function hubConnections(client: ManagementClient): HubConnections {
+export function hubConnections(client: ApiGatewayManagementApiClient): HubConnections {
   const encoder = new TextEncoder();
   return {
     async post(connectionId, data) {
       try {
-        await client.postToConnection(connectionId, typeof data === 'string' ? encoder.encode(data) : data);
+        await client.send(new PostToConnectionCommand({ ConnectionId: connectionId, Data: typeof data === 'string' ? encoder.encode(data) : data }));
         return 'sent';
       } catch (error) {
         if (isGone(error)) return 'gone';
@@ -89,7 +99,7 @@ export function hubConnections(client: ManagementClient): HubConnections {
     },
     async close(connectionId) {
       try {
-        await client.deleteConnection(connectionId);
+        await client.send(new DeleteConnectionCommand({ ConnectionId: connectionId }));
       } catch (error) {
         if (!isGone(error)) throw error;
       }
