@@ -5,7 +5,7 @@ import { useLogDestination } from '@hatchery/platform/telemetry/logger';
 import { startTestStack, type TestStack } from '../support/stack';
 
 /** Issue 11 item 5: the embedded PostgreSQL, killed, comes back by itself on the same data, and the service recovers. */
-const lines: Array<{ msg: string; attempt?: number; delayMs?: number; pid?: number }> = [];
+const lines: Array<{ message: string; attempt?: number; delayMs?: number; pid?: number }> = [];
 let stack: TestStack;
 
 beforeAll(async () => {
@@ -21,7 +21,7 @@ beforeAll(async () => {
 });
 afterAll(() => stack?.stop());
 
-const restarts = () => lines.filter((line) => line.msg === 'PostgreSQL restarted');
+const restarts = () => lines.filter((line) => line.message === 'PostgreSQL restarted');
 
 /** The service's own pool recovers on its own; a request during the restart may be a 503, never anything else. */
 async function untilServed(path: string): Promise<Response> {
@@ -43,7 +43,7 @@ it('restarts a killed PostgreSQL on the same data with a growing delay, a log li
     process.kill(pid, 'SIGKILL');
     await restarted;
     expect(stack.postgres!.pid).not.toBe(pid);
-    const exited = lines.filter((line) => line.msg.startsWith('PostgreSQL exited unexpectedly (signal SIGKILL)'));
+    const exited = lines.filter((line) => line.message.startsWith('PostgreSQL exited unexpectedly (signal SIGKILL)'));
     expect(exited.at(-1)).toMatchObject({ attempt, delayMs: limits.embeddedPostgresRestart.firstDelayMs * 2 ** (attempt - 1) });
     expect(restarts()).toHaveLength(attempt);
     expect(restarts().at(-1)).toMatchObject({ pid: stack.postgres!.pid });

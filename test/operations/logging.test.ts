@@ -13,7 +13,7 @@ const run = promisify(execFile);
 
 /**
  * The log lines of real invocations, read from the stdout of a fresh process
- * (pino writes to file descriptor 1 itself, out of this process's reach).
+ * (the logger writes to file descriptor 1 itself, out of this process's reach).
  */
 let stack: TestStack;
 
@@ -25,13 +25,14 @@ afterAll(async () => {
   await stack?.stop();
 });
 
-/** Runs the invocations in a fresh process and returns its log lines (pino's), parsed, and the EMF lines apart. */
+/** Runs the invocations in a fresh process and returns its log lines, parsed, and the EMF lines apart. */
 async function invoke(invocations: { route: HttpRoute; event: APIGatewayProxyEventV2 }[], env: Record<string, string> = {}) {
   const { stdout } = await run(process.execPath, ['--import', 'tsx', 'test/operations/invoke.ts'], {
     env: {
       PATH: process.env.PATH ?? '',
       ...stackBacking(stack),
       LOG_LEVEL: 'debug',
+      AWS_LAMBDA_INITIALIZATION_TYPE: 'on-demand',
       INVOCATIONS: JSON.stringify(invocations.map(({ route, event }) => ({ handler: route.handler, event, functionName: event.routeKey }))),
       ...env,
     },
@@ -53,12 +54,13 @@ describe('log lines', () => {
       { route: httpRoutes.linkWallet, event: event(httpRoutes.linkWallet, { token: me.token, body: { address: signer.address, signature } }) },
     ];
     const { stdout, logs, emf } = await invoke(invocations);
-    expect(logs.map((line) => [line.msg, line.status, line.route])).toEqual([
+    expect(logs.map((line) => [line.message, line.status, line.route])).toEqual([
       ['request', 200, 'GET /accounts/me'],
       ['request', 200, 'POST /accounts/me/wallet'],
     ]);
     logs.forEach((line, index) => {
-      expect(line).toMatchObject({ service: 'hatchery', requestId: invocations[index]!.event.requestContext.requestId, accountId: caller.uid });
+      expect(line).toMatchObject({ service: 'hatchery', requestId: invocations[index]!.event.requestContext.requestId, accountId: caller.uid, function_name: invocations[index]!.event.routeKey, cold_start: index === 0 });
+      expect(line.function_request_id).toEqual(expect.any(String));
     });
     expect(emf.length).toBeGreaterThanOrEqual(2);
     expect(stdout).not.toContain(me.token);
@@ -74,9 +76,10 @@ describe('log lines', () => {
     // DynamoDB unreachable: the rate limiter logs its failure from the domain, then the request is 503.
     const { stdout, logs } = await invoke(invocations, { DYNAMODB_ENDPOINT: 'http://127.0.0.1:9' });
     const [failure, nonce, unauthorized] = logs;
-    expect(failure).toMatchObject({ level: 50, msg: 'rate-limit counter update failed', requestId: invocations[0]!.event.requestContext.requestId, route: 'POST /accounts/me/wallet/nonce', accountId: expect.any(String) });
-    expect(nonce).toMatchObject({ msg: 'request', status: 503, route: 'POST /accounts/me/wallet/nonce' });
-    expect(unauthorized).toMatchObject({ msg: 'request', status: 401, route: 'GET /accounts/me', requestId: invocations[1]!.event.requestContext.requestId });
+    expect(failure).toMatchObject({ level: 'ERROR', message: 'rate-limit counter update failed', requestId: invocations[0]!.event.requestContext.requestId, route: 'POST /accounts/me/wallet/nonce', accountId: expect.any(String) });
+    expect(failure!.function_request_id).toBe(nonce!.function_request_id);
+    expect(nonce).toMatchObject({ message: 'request', status: 503, route: 'POST /accounts/me/wallet/nonce' });
+    expect(unauthorized).toMatchObject({ message: 'request', status: 401, route: 'GET /accounts/me', requestId: invocations[1]!.event.requestContext.requestId });
     expect(unauthorized).not.toHaveProperty('accountId');
     expect(logs).toHaveLength(3);
     expect(stdout).not.toContain(me.token);

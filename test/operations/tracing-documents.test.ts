@@ -1,17 +1,21 @@
+import { GoneException, LimitExceededException } from '@aws-sdk/client-apigatewaymanagementapi';
+import { ConditionalCheckFailedException, InternalServerError, ProvisionedThroughputExceededException } from '@aws-sdk/client-dynamodb';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { xrayDaemon } from './lambda';
 
 /**
- * The subsegment documents core/tracing.ts sends the X-Ray daemon, read off a
- * UDP socket: nesting, times, and a failure recorded as a fault with its cause.
+ * The subsegment documents platform/telemetry/tracing.ts sends the X-Ray
+ * daemon, read off a UDP socket: nesting, times, a failure recorded as the
+ * X-Ray SDK records it, and a send that fails never failing the traced call.
  */
 let daemon: Awaited<ReturnType<typeof xrayDaemon>>;
 let tracing: typeof import('@hatchery/platform/telemetry/tracing');
+const daemonAddress = () => `tcp:127.0.0.1:1 udp:127.0.0.1:${daemon.port}`;
 
 beforeAll(async () => {
   daemon = await xrayDaemon();
   vi.stubEnv('AWS_LAMBDA_FUNCTION_NAME', 'unit');
-  vi.stubEnv('AWS_XRAY_DAEMON_ADDRESS', `tcp:127.0.0.1:1 udp:127.0.0.1:${daemon.port}`);
+  vi.stubEnv('AWS_XRAY_DAEMON_ADDRESS', daemonAddress());
   vi.stubEnv('_HANDLER', 'index.handler');
   vi.resetModules();
   tracing = await import('@hatchery/platform/telemetry/tracing');
@@ -74,5 +78,56 @@ describe('X-Ray subsegments', () => {
     sampled.end();
     const documents = await received(1);
     expect(documents.map((document) => [document.trace_id, (document.annotations as { ColdStart: boolean }).ColdStart])).toEqual([['1-6759e988-bd862e3fe1be46a994272795', false]]);
+  });
+
+  it('records a failed call as the X-Ray SDK does: a 4xx an error, a throttled call a throttle, a 5xx or no answer a fault', async () => {
+    vi.stubEnv('_X_AMZN_TRACE_ID', 'Root=1-6759e988-bd862e3fe1be46a994272797;Parent=53995c3f42cd8ad8;Sampled=1');
+    const $metadata = (httpStatusCode: number) => ({ $metadata: { httpStatusCode } });
+    const failures: [string, unknown][] = [
+      ['condition failed', new ConditionalCheckFailedException({ message: 'The conditional request failed', ...$metadata(400) })],
+      ['gone', new GoneException({ message: 'gone', ...$metadata(410) })],
+      ['throttled (400)', new ProvisionedThroughputExceededException({ message: 'slow down', ...$metadata(400) })],
+      ['throttled (429)', new LimitExceededException({ message: 'limit', ...$metadata(429) })],
+      ['server', new InternalServerError({ message: 'internal', ...$metadata(500) })],
+      ['no answer', Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' })],
+      ['not an error', 'a string'],
+    ];
+    const invocation = tracing.startInvocationTrace();
+    for (const [name, failure] of failures) await expect(tracing.traced(name, () => Promise.reject(failure))).rejects.toBe(failure);
+    invocation.end();
+    const [handler] = await received(1);
+    const outcome = (segment: Record<string, unknown>) => [segment.name, segment.error ?? false, segment.throttle ?? false, segment.fault ?? false, (segment.http as { response?: { status?: number } })?.response?.status];
+    expect((handler!.subsegments as Record<string, unknown>[]).map(outcome)).toEqual([
+      ['condition failed', true, false, false, 400],
+      ['gone', true, false, false, 410],
+      ['throttled (400)', true, true, false, 400],
+      ['throttled (429)', true, true, false, 429],
+      ['server', false, false, true, 500],
+      ['no answer', false, false, true, undefined],
+      ['not an error', false, false, true, undefined],
+    ]);
+    expect((handler!.subsegments as { cause: unknown }[])[0]!.cause).toMatchObject({ exceptions: [{ type: 'ConditionalCheckFailedException', message: 'The conditional request failed' }] });
+    expect((handler!.subsegments as { cause: unknown }[])[6]!.cause).toMatchObject({ exceptions: [{ type: 'Error', message: 'a string' }] });
+  });
+
+  it('never fails the traced call, nor the invocation, when a document cannot be sent: a bad port, a host that does not resolve, a datagram too large', async () => {
+    vi.stubEnv('_X_AMZN_TRACE_ID', 'Root=1-6759e988-bd862e3fe1be46a994272798;Parent=53995c3f42cd8ad8;Sampled=1');
+    const tooLarge = 'x'.repeat(70 * 1024);
+    for (const address of ['127.0.0.1:70000', 'udp:no-such-daemon.invalid:2000', daemonAddress()]) {
+      vi.stubEnv('AWS_XRAY_DAEMON_ADDRESS', address);
+      const invocation = tracing.startInvocationTrace();
+      // The calls beyond the embedded ones are sent as they end, from inside traced().
+      for (let i = 0; i < tracing.embeddedSubsegments; i++) await tracing.traced('postgres query', async () => i);
+      await expect(tracing.traced('postgres query', async () => 'answered')).resolves.toBe('answered');
+      await expect(tracing.traced('DynamoDB', async () => 'large', { namespace: 'aws', aws: { operation: 'GetItem', note: tooLarge } })).resolves.toBe('large');
+      expect(() => invocation.end()).not.toThrow();
+    }
+    // Only the last run reached the daemon, and of it only what fits in a datagram: the handler's document and the small call.
+    const documents = await received(2);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect([...documents, ...daemon.documents.splice(0)].map((document) => [document.name, document.trace_id])).toEqual([
+      ['postgres query', '1-6759e988-bd862e3fe1be46a994272798'],
+      ['## index.handler', '1-6759e988-bd862e3fe1be46a994272798'],
+    ]);
   });
 });

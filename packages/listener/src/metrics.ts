@@ -72,5 +72,3 @@ export function listenerMetrics(target: Metrics = createMetrics(), now: () => nu
     },
   };
 }
-
-export type ListenerMetrics = ReturnType<typeof listenerMetrics>;

@@ -7,6 +7,7 @@ import { connectionStore } from '@hatchery/core/realtime/connections';
 import { deliverShard, shardJobSchema, type Delivery } from '@hatchery/core/realtime/fan-out';
 import { hubConnections, managementClient } from '@hatchery/platform/aws/management';
 import { publishMetrics, shardMetrics } from '../middleware/metrics';
+import { injectLogContext } from '../middleware/request-logger';
 import { traceInvocation } from '../middleware/tracing';
 
 const store = connectionStore();
@@ -29,8 +30,9 @@ async function fanOutShard(event: unknown, context: Pick<Context, 'getRemainingT
   return delivery;
 }
 
-/** The fan-out function: traced, and its shard's figures published as the HTTP handlers publish theirs. */
+/** The fan-out function: its lines with the Lambda context, traced, and its shard's figures published as the HTTP handlers publish theirs. */
 export const handler = middy<unknown, Delivery, Error, Context>()
+  .use(injectLogContext())
   .use(traceInvocation<unknown, Delivery, Context>())
   .use(publishMetrics())
   .use(shardMetrics<Context>())

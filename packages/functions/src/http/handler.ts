@@ -9,7 +9,7 @@ import { jsonResponse } from '../middleware/json-response';
 import { publishMetrics, requestMetrics } from '../middleware/metrics';
 import { addSecurityHeaders } from '../middleware/security-headers';
 import { problemDetails } from '../middleware/problem-details';
-import { requestLogger } from '../middleware/request-logger';
+import { injectLogContext, requestLogger } from '../middleware/request-logger';
 import { requestOutput } from '../middleware/request-output';
 import { routerOnly } from '../middleware/router-only';
 import { traceInvocation } from '../middleware/tracing';
@@ -28,7 +28,7 @@ export interface RouteInput<R extends HttpRoute> {
 }
 
 /**
- * The Middy chain of every HTTP endpoint: trace, metrics, log, nosniff, CORS, problem+json, cache
+ * The Middy chain of every HTTP endpoint: the Lambda context on log lines, trace, metrics, log, nosniff, CORS, problem+json, cache
  * headers, JSON out; then the checks that need no identity (came through the router, origin where the route refuses
  * others, body size, JSON content type), auth when required, validated input.
  */
@@ -49,6 +49,7 @@ export function httpHandler<R extends HttpRoute, T>(
   }
   const output = requestOutput<HttpEvent, HttpResult, HttpContext>();
   const chain = middy<HttpEvent, HttpResult, Error, HttpContext>()
+    .use(injectLogContext())
     .use(traceInvocation<HttpEvent, HttpResult, HttpContext>())
     .use(output.release)
     .use(publishMetrics())

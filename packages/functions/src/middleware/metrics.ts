@@ -1,3 +1,4 @@
+import { logMetrics } from '@aws-lambda-powertools/metrics/middleware';
 import type middy from '@middy/core';
 import type { Context } from 'aws-lambda';
 import { addMetric, metrics, takeDatabaseUse, type MetricName } from '@hatchery/platform/telemetry/metrics';
@@ -8,17 +9,12 @@ interface WithStatus {
   statusCode?: number;
 }
 
-/** The cold-start metric on an instance's first call, and the invocation's metrics published when it ends, as Powertools' logMetrics did. */
-export function publishMetrics<TEvent, TResult, TContext extends Context>(): middy.MiddlewareObj<TEvent, TResult, Error, TContext> {
-  const publish = () => {
-    metrics().publishStoredMetrics();
-  };
-  return {
-    before: (request) => metrics().captureColdStartMetric(request.context.functionName),
-    after: publish,
-    onError: publish,
-  };
-}
+/**
+ * Powertools' logMetrics: the cold-start metric on an on-demand instance's
+ * first call, and the invocation's metrics published when it ends, whether it
+ * answered or threw.
+ */
+export const publishMetrics = () => logMetrics(metrics(), { captureColdStartMetric: true });
 
 /** The figures of one HTTP answer: 1 or 0 per status class, so each metric's average is that class's rate. */
 export function responseFigures(statusCode: number): Record<'Responses4xx' | 'Responses5xx' | 'Responses503', number> {

@@ -1,6 +1,7 @@
+import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import type middy from '@middy/core';
 import type { Context as LambdaContext } from 'aws-lambda';
-import { addLogContext, clearLogContext, logger, type LogContext, type Logger } from '@hatchery/platform/telemetry/logger';
+import { addLogContext, clearLogContext, logger, powertoolsLogger, type LogContext, type Logger } from '@hatchery/platform/telemetry/logger';
 
 export interface LoggedContext extends LambdaContext {
   log: Logger;
@@ -13,7 +14,19 @@ export interface RequestLoggerOptions<TEvent> {
   fields: (event: TEvent) => LogContext;
 }
 
-/** Puts the request's identifying fields on every line logged while it runs, and logs one line with status and duration when it ends. */
+/**
+ * Powertools' injectLambdaContext: every line logged during the invocation
+ * carries its Lambda request id and cold start (Powertools adds the X-Ray
+ * trace id), and the keys it added are cleared when it ends. Outermost in a
+ * chain, so that the lines of every other middleware carry them too.
+ */
+export const injectLogContext = () => injectLambdaContext(powertoolsLogger(), { resetKeys: true });
+
+/**
+ * Puts the request's identifying fields on every line logged while it runs,
+ * and logs one line with status and duration when it ends (injectLogContext,
+ * outside it, clears them after the invocation's last line).
+ */
 export function requestLogger<TEvent, TResult extends { statusCode?: number }, TContext extends LoggedContext>(
   options: RequestLoggerOptions<TEvent>,
 ): middy.MiddlewareObj<TEvent, TResult, Error, TContext> {
@@ -21,11 +34,11 @@ export function requestLogger<TEvent, TResult extends { statusCode?: number }, T
   const finish = (request: middy.Request<TEvent, TResult, Error, TContext>) => {
     const durationMs = Math.round(performance.now() - (started.get(request) ?? performance.now()));
     request.context.log[options.level]({ status: request.response?.statusCode, durationMs }, options.message);
-    clearLogContext();
   };
   return {
     before: (request) => {
       started.set(request, performance.now());
+      // An invocation Lambda timed out never reached its end: nothing of it stays on this one's lines.
       clearLogContext();
       addLogContext(options.fields(request.event));
       request.context.log = logger();

@@ -2,7 +2,7 @@ import middy from '@middy/core';
 import { hubMetrics, publishMetrics } from '../middleware/metrics';
 import { addSecurityHeaders } from '../middleware/security-headers';
 import { problemDetails } from '../middleware/problem-details';
-import { requestLogger, type LoggedContext } from '../middleware/request-logger';
+import { injectLogContext, requestLogger, type LoggedContext } from '../middleware/request-logger';
 import { traceInvocation } from '../middleware/tracing';
 import type { WsEvent, WsResult } from '../routes/realtime';
 
@@ -11,6 +11,7 @@ export type WsContext = LoggedContext;
 /** The Middy chain of the WebSocket API's three routes. */
 export function wsHandler(run: (event: WsEvent, context: WsContext) => Promise<WsResult>) {
   return middy<WsEvent, WsResult, Error, WsContext>()
+    .use(injectLogContext())
     .use(traceInvocation<WsEvent, WsResult, WsContext>())
     .use(publishMetrics())
     .use(hubMetrics<WsEvent, WsResult, WsContext>())

@@ -12,7 +12,9 @@ const loaded = new Map<string, Promise<LambdaHandler>>();
 // Declared when this runtime is loaded, before any invocation-scoped state is first used (it reads this once).
 process.env.AWS_LAMBDA_MAX_CONCURRENCY ??= '1000';
 
-let store: Promise<InvokeStoreBase> | undefined;
+// Made with the variable, as Lambda's runtime makes it: Powertools' invocation-scoped state (log keys, metrics) throws without it, even outside an invocation.
+const store = InvokeStore.getInstanceAsync(true);
+await store;
 
 /**
  * The local gateway runs concurrent invocations in one process, as Lambda's
@@ -20,7 +22,6 @@ let store: Promise<InvokeStoreBase> | undefined;
  * store context, where Powertools keeps that invocation's metrics apart.
  */
 export function invokeStore(): Promise<InvokeStoreBase> {
-  store ??= InvokeStore.getInstanceAsync(true);
   return store;
 }
 

@@ -1,11 +1,13 @@
+import { Metrics as PowertoolsMetrics } from '@aws-lambda-powertools/metrics';
+import type { EmfOutput, MetricResolution, MetricUnit } from '@aws-lambda-powertools/metrics/types';
 import { configSchema } from '../config';
-import { metricsDisabled, noMetrics, serialize, store, type EmfOutput, type MetricUnit, type StoredMetrics } from './emf';
 import { invocationScoped } from '../invocation';
 import { writeLine } from '../stdout';
+import { logger } from './logger';
 
 /**
  * Every metric the service emits, in CloudWatch's embedded metric format
- * (emf.ts), under the namespace METRICS_NAMESPACE with the
+ * (Powertools Metrics), under the namespace METRICS_NAMESPACE with the
  * dimension `service`. docs/operating.md, the alarms in infra/ and
  * the local /metrics all name these. Dimensions stay few and bounded: a route
  * of the route table, a link-failure reason, an event kind.
@@ -52,7 +54,7 @@ export const metricCatalog = {
   FanOutSkippedPosts: { unit: 'Count', help: 'Posts a shard invocation never attempted because its deadline came first, by the dimension kind.' },
 } as const satisfies Record<string, { unit: MetricUnit; help: string }>;
 
-export type { EmfOutput };
+export type { EmfOutput, MetricUnit };
 
 export type MetricName = keyof typeof metricCatalog;
 
@@ -90,64 +92,51 @@ export function setEmfSink(next: EmfSink | undefined): void {
 }
 
 /**
- * The metrics of one document or of one invocation at a time, published through
- * the sink. The service's default dimension is `service`.
+ * Powertools Metrics, with its limits (a document holds at most 100 metrics
+ * and 100 values of one, and more flush into further documents; at most 29
+ * dimensions besides `service`, the rest refused with a RangeError), and the
+ * service's own:
+ * - a value that is not a finite number is refused (RangeError): JSON would
+ *   write NaN and Infinity as null, and CloudWatch drops the whole document;
+ * - its documents go to the sink (standard output through stdout.ts, or the
+ *   local stack's /metrics), not to the Node Console Powertools builds;
+ * - an invocation that added no metric publishes nothing and says nothing:
+ *   Powertools warns "No application metrics to publish" then, and a fan-out
+ *   shard that failed adds none on purpose (Lambda's Errors counts it);
+ * - a document that cannot be written (a metric and a dimension of one name)
+ *   is logged and dropped, never thrown at the request that published it;
+ * - its warnings (a dimension overwritten) are the service's log lines.
  */
-export class Metrics {
+export class Metrics extends PowertoolsMetrics {
   readonly #namespace: string;
-  readonly #stored: { get(): StoredMetrics; reset(): void };
-  readonly #disabled = metricsDisabled();
-  /** Lambda's on-demand instances only: a provisioned instance's first call is not a cold start, and outside Lambda there are none. */
-  #coldStart = process.env.AWS_LAMBDA_INITIALIZATION_TYPE?.trim() === 'on-demand';
 
-  constructor(namespace: string, stored: { get(): StoredMetrics; reset(): void } = unscoped()) {
+  constructor(namespace: string, options: { singleMetric?: boolean } = {}) {
+    super({ namespace, serviceName: metricsService, singleMetric: options.singleMetric, logger: logger() });
     this.#namespace = namespace;
-    this.#stored = stored;
   }
 
-  addMetric(name: string, unit: MetricUnit, value: number): this {
-    store(this.#stored.get(), name, unit, value);
-    return this;
+  override addMetric(name: string, unit: MetricUnit, value: number, resolution?: MetricResolution): this {
+    if (!Number.isFinite(value)) throw new RangeError(`${value} is not a finite number: the metric ${name} is not added`);
+    return super.addMetric(name, unit, value, resolution);
   }
 
-  addDimension(name: string, value: string): this {
-    this.#stored.get().dimensions[name] = value;
-    return this;
-  }
-
-  /** A dimension set of its own: the metrics are published under each set added, and under `service` alone for `{}`. */
-  addDimensions(dimensions: Record<string, string>): this {
-    this.#stored.get().dimensionSets.push(dimensions);
-    return this;
-  }
-
-  serializeMetrics(): EmfOutput {
-    return serialize(this.#namespace, { service: metricsService }, this.#stored.get());
-  }
-
-  /** Hands the document to the sink, if anything was added, and starts the next one. */
-  publishStoredMetrics(): this {
+  override publishStoredMetrics(): this {
     try {
-      if (!this.#disabled && this.#stored.get().values.size > 0) sink(this.serializeMetrics());
+      if (!this.isDisabled() && this.hasStoredMetrics()) sink(this.serializeMetrics());
+    } catch (error) {
+      logger().error({ err: error }, 'metrics could not be published');
     } finally {
-      this.#stored.reset();
+      this.clearMetrics();
+      this.clearDimensions();
+      this.clearMetadata();
     }
     return this;
   }
 
-  /** On an on-demand instance's first call only: a document of its own with ColdStart 1, under `service` and the function's name. */
-  captureColdStartMetric(functionName?: string): void {
-    if (!this.#coldStart) return;
-    this.#coldStart = false;
-    const single = new Metrics(this.#namespace);
-    if (functionName?.trim()) single.addDimension('function_name', functionName.trim());
-    single.addMetric('ColdStart', 'Count', 1).publishStoredMetrics();
+  /** The cold-start metric's document, and any other published at once: through the sink as well. */
+  override singleMetric(): Metrics {
+    return new Metrics(this.#namespace, { singleMetric: true });
   }
-}
-
-function unscoped(): { get(): StoredMetrics; reset(): void } {
-  let stored = noMetrics();
-  return { get: () => stored, reset: () => (stored = noMetrics()) };
 }
 
 const namespace = () => configSchema.shape.METRICS_NAMESPACE.parse(process.env.METRICS_NAMESPACE);
@@ -160,25 +149,34 @@ export function createMetrics(): Metrics {
 let shared: Metrics | undefined;
 
 /**
- * The process's instance. Its stored metrics are scoped to the invocation
- * (kept in Lambda's invoke store when invocations run concurrently, see
- * invocation.ts), so a Middy middleware publishes what one request added.
+ * The process's instance. Powertools keeps its stored metrics and dimensions
+ * per invocation (in Lambda's invoke store when invocations run concurrently),
+ * so the logMetrics middleware publishes what one request added.
  */
 export function metrics(): Metrics {
-  shared ??= new Metrics(namespace(), invocationScoped('hatchery.metrics', noMetrics));
+  shared ??= createMetrics();
   return shared;
+}
+
+/** Adds one metric of the catalog to `target`; a value the limits refuse is logged, never thrown: a metric never fails the request. */
+function addRefusable(target: Metrics, name: MetricName, value: number): void {
+  try {
+    target.addMetric(name, metricCatalog[name].unit, value);
+  } catch (error) {
+    logger().warn({ err: error, metric: name }, 'metric refused');
+  }
 }
 
 /** Adds one data point to the current invocation's document. */
 export function addMetric(name: MetricName, value = 1): void {
-  metrics().addMetric(name, metricCatalog[name].unit, value);
+  addRefusable(metrics(), name, value);
 }
 
 /** Publishes at once one document carrying an extra dimension (a reason, a kind), apart from the request's. */
 export function publishWith(dimension: { name: 'reason' | 'kind'; value: string }, values: Partial<Record<MetricName, number>>): void {
   const single = createMetrics();
   single.addDimension(dimension.name, dimension.value);
-  for (const [name, value] of Object.entries(values) as [MetricName, number][]) single.addMetric(name, metricCatalog[name].unit, value);
+  for (const [name, value] of Object.entries(values) as [MetricName, number][]) addRefusable(single, name, value);
   single.publishStoredMetrics();
 }
 

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { Socket } from 'node:dgram';
+import { isThrottlingError } from '@smithy/core/retry';
 import { invocationScoped } from '../invocation';
 import { metricsService } from './metrics';
 
@@ -36,7 +37,11 @@ export interface Subsegment {
   namespace?: 'remote' | 'aws';
   aws?: Record<string, unknown>;
   annotations?: Record<string, string | number | boolean>;
+  /** How a failure is counted, as the X-Ray SDK counts it: `error` a 4xx, `throttle` (with `error`) a 429 or a throttled call, `fault` a 5xx or anything else. */
+  error?: true;
+  throttle?: true;
   fault?: true;
+  http?: { response: { status: number } };
   cause?: { exceptions: { id: string; message: string; type: string }[] };
   subsegments?: Subsegment[];
 }
@@ -72,17 +77,49 @@ export function daemonAddress(value = process.env.AWS_XRAY_DAEMON_ADDRESS ?? '12
 
 let socket: Socket | undefined;
 
+/**
+ * Sends one document to the daemon, and never throws: a trace is worth less
+ * than the call it records. A bad address throws at once; a failed send (a
+ * datagram too large, a host that does not resolve) is reported to the
+ * callback, and anything else to the socket's `error` listener.
+ */
 function send(document: SubsegmentDocument): void {
-  const { host, port } = daemonAddress();
-  // Loaded at the first send, not with the bundle: an invocation X-Ray does not sample never needs it.
-  // Unreferenced, so that an open socket never keeps a process alive.
-  socket ??= process.getBuiltinModule('node:dgram').createSocket('udp4').unref();
-  socket.send(`{"format":"json","version":1}\n${JSON.stringify(document)}`, port, host, () => undefined);
+  try {
+    const { host, port } = daemonAddress();
+    // Loaded at the first send, not with the bundle: an invocation X-Ray does not sample never needs it.
+    // Unreferenced, so that an open socket never keeps a process alive.
+    socket ??= process.getBuiltinModule('node:dgram').createSocket('udp4').unref().on('error', () => undefined);
+    socket.send(`{"format":"json","version":1}\n${JSON.stringify(document)}`, port, host, () => undefined);
+  } catch {
+    // Dropped, as the X-Ray SDK drops a segment it cannot send.
+  }
 }
 
-function faultOf(error: unknown): Pick<SubsegmentDocument, 'fault' | 'cause'> {
-  const { name = 'Error', message = String(error) } = (error ?? {}) as { name?: string; message?: string };
-  return { fault: true, cause: { exceptions: [{ id: newId(), message, type: name }] } };
+/** What an AWS SDK v3 error carries about its answer; other errors (a database's, a socket's) carry none. */
+interface AwsErrorShape {
+  name?: unknown;
+  message?: unknown;
+  $fault?: 'client' | 'server';
+  $metadata?: { httpStatusCode?: number };
+}
+
+/**
+ * How a failed call is recorded, as the X-Ray SDK records an AWS call's: a
+ * 4xx an error (a failed condition, a gone connection), a throttled call a
+ * throttle (429, or what the SDK's retry counts as throttling: DynamoDB's
+ * ProvisionedThroughputExceededException is a 400), a 5xx a fault, and so is
+ * a failure with no answer at all (a socket's, a database's).
+ */
+export function outcomeOf(failure: unknown): Pick<Subsegment, 'error' | 'throttle' | 'fault' | 'http' | 'cause'> {
+  const shape: AwsErrorShape = failure !== null && typeof failure === 'object' ? failure : {};
+  const name = typeof shape.name === 'string' ? shape.name : 'Error';
+  const message = typeof shape.message === 'string' ? shape.message : String(failure);
+  const status = shape.$metadata?.httpStatusCode;
+  const cause = { exceptions: [{ id: newId(), message, type: name }] };
+  const http = status === undefined ? {} : { http: { response: { status } } };
+  if (isThrottlingError({ ...shape, name } as Parameters<typeof isThrottlingError>[0])) return { error: true, throttle: true, ...http, cause };
+  const clientSide = status !== undefined ? status >= 400 && status < 500 : shape.$fault === 'client';
+  return { ...(clientSide ? { error: true as const } : { fault: true as const }), ...http, cause };
 }
 
 /** The invocation's trace header (Root, Parent, Sampled): from Lambda's invoke store when invocations run concurrently, else from the variable Lambda sets per invocation. */
@@ -121,7 +158,7 @@ export function startInvocationTrace(): { end(error?: unknown): void } {
         start_time: seconds(started),
         end_time: seconds(Date.now()),
         annotations: { ColdStart: wasCold, Service: metricsService },
-        ...(error !== undefined && faultOf(error)),
+        ...(error !== undefined && outcomeOf(error)),
         ...(subsegment.children.length > 0 && { subsegments: subsegment.children }),
       });
     },
@@ -151,7 +188,7 @@ export async function traced<T>(name: string, work: () => Promise<T>, details: T
     record();
     return result;
   } catch (error) {
-    record(faultOf(error));
+    record(outcomeOf(error));
     throw error;
   }
 }
