@@ -88,6 +88,9 @@ describe('count statements', () => {
     expect(key('rarity=1')).not.toBe(key('rarity=2'));
     expect(key(undefined)).toBe(key('  '));
     expect(buildPageStatements(salesSource, request({ page: '3' })).countKey).toBe(buildPageStatements(salesSource, request({ pageSize: '7' })).countKey);
+    // A reload after an event, with its version, gets a count of its own; clients reloading after the same event share it.
+    expect(buildPageStatements(salesSource, request({ v: '7' })).countKey).not.toBe(buildPageStatements(salesSource, request()).countKey);
+    expect(buildPageStatements(salesSource, request({ v: '7' })).countKey).toBe(buildPageStatements(salesSource, request({ v: '7', page: '2' })).countKey);
   });
 });
 
@@ -142,6 +145,21 @@ describe('through the gateway', () => {
     const other = await stack.get('/editions?pageSize=4', { headers: { 'if-none-match': etag } });
     expect(other.status).toBe(200);
     expect(other.headers.get('etag')).not.toBe(etag);
+  });
+
+  it('counts again for a `v` it has not counted under: the reload after an event gets the total after it, while one without `v` keeps the shared count', async () => {
+    const total = async (query: string) => ((await (await stack.get(`/marketplace/listings?pageSize=1${query}`)).json()) as { totalCount: number }).totalCount;
+    const before = await total('');
+    await stack.sql(
+      `INSERT INTO indexer.listings (token_id, seller, price, status, edition_id, listed_at_block, updated_at_block, tx_hash) VALUES (990000001, $1, 1, 'Active', 1, 1, 1, '0x1')`,
+      [demoAddress(3)],
+    );
+    try {
+      expect(await total('')).toBe(before);
+      expect(await total('&v=990000001')).toBe(before + 1);
+    } finally {
+      await stack.sql(`DELETE FROM indexer.listings WHERE token_id = 990000001`);
+    }
   });
 
   it("answers every list the same with a version `v` as without it, so only a shared cache's key changes, and refuses one over the limit", async () => {

@@ -42,7 +42,7 @@ export const pageQuerySchema = z.object({
   // Shared caches key a page by its whole URL and answer from it whatever the request's Cache-Control says.
   v: boundedText(
     limits.versionLength,
-    "Ignored by the server. A version the client has seen (the last marketChanged's maxBlock, a fulfilled forge request's id) makes the URL one that no shared cache answered before that change, so a reload after an event is never served an older cached page.",
+    "A version the client has seen (the last marketChanged's version, a fulfilled forge request's id): it makes the URL one that no shared cache answered before that change, so a reload after an event is never served an older cached page, and its totalCount is counted after the event (the count cache keys on it). It changes nothing else in the answer.",
   ),
   minBlock: minBlockParam,
 });
@@ -127,8 +127,9 @@ export function buildPageStatements(source: ListSource, request: PageQuery, serv
   return {
     page: { text, values: params.values },
     count,
-    // A count shared with requests that asked no minBlock may be older than the block this one waited for.
-    countKey: `${source.name}\n${request.minBlock ?? ''}\n${count.text}\n${JSON.stringify(count.values)}`,
+    // A count shared with requests that asked no minBlock may be older than the block this one waited for; one shared
+    // with requests of another `v` may be older than the event the client reloads after.
+    countKey: `${source.name}\n${request.minBlock ?? ''}\n${request.v ?? ''}\n${count.text}\n${JSON.stringify(count.values)}`,
     terms,
     binding,
   };
