@@ -6,6 +6,7 @@ import { createClient, indexedBlocks, isProblem } from '../../packages/client/sr
 import { demoAddress, demoSizes } from '@hatchery/local/demo-data';
 import { openApiDocument } from '@hatchery/functions/openapi';
 import { httpRoutes } from '@hatchery/functions/routes';
+import { commandLines, docBlock, onStack, runShell, where } from '../support/docs';
 import { startTestStack, type TestStack } from '../support/stack';
 
 /**
@@ -177,6 +178,25 @@ describe('minBlock', () => {
     await afterFreshnessCache();
   });
 
+  it(`runs docs/http-api.md's example (${where(docBlock('min-block'))}): 200 once its chain reached the block, 409 while not`, async () => {
+    const [line] = commandLines(docBlock('min-block'));
+    const run = async () => {
+      const { code, stdout } = await runShell(onStack(line!.replace(/^curl /, 'command curl -w "\\n%{http_code}" '), stack.url));
+      expect(code).toBe(0);
+      return { status: Number(stdout.slice(stdout.lastIndexOf('\n') + 1)), body: JSON.parse(stdout.slice(0, stdout.lastIndexOf('\n'))) as Record<string, unknown> };
+    };
+    await indexBlock(23_456_788n, { chain: 8453 });
+    await afterFreshnessCache();
+    expect(await run()).toMatchObject({ status: 409, body: { minBlock: '8453:23456789', indexedBlock: '8453:23456788' } });
+    await indexBlock(23_456_789n, { chain: 8453 });
+    await afterFreshnessCache();
+    const { status, body } = await run();
+    expect(status).toBe(200);
+    expect((body.items as unknown[]).length).toBe(5);
+    await stack.sql(`DELETE FROM indexer._ponder_checkpoint WHERE chain_id = 8453`);
+    await afterFreshnessCache();
+  });
+
   it('is a parameter of every indexed read in the OpenAPI document, with its 409, and the freshness headers', () => {
     const document = openApiDocument();
     const indexed = Object.values(httpRoutes).filter((route) => 'indexed' in route && route.indexed);
@@ -265,5 +285,27 @@ describe('the typed client', () => {
     expect(isProblem(refused, 422) && refused.errors).toHaveProperty('minBlock');
     const behind = await createClient({ baseUrl: stack.url, retry: { retries: 0 } }).api.listEditions(undefined, { minBlock: 106 }).catch((error: unknown) => error);
     expect(behind).toMatchObject({ status: 409, minBlock: `${chainId}:106`, indexedBlock: `${chainId}:104`, retryAfterMs: limits.minBlock.retryAfterSeconds * 1000 });
+  });
+
+  it(`runs docs/client.md's example (${where(docBlock('client-read-after'))}): its reads carry minBlock and answer once the block is indexed`, async () => {
+    const sent: string[] = [];
+    const recording: typeof fetch = (input, init) => {
+      sent.push(String(input));
+      return fetch(input, init);
+    };
+    const hatchery = createClient({ baseUrl: stack.url, fetch: recording });
+    // The chain is indexed up to the block before the player's.
+    await indexBlock(23_456_789n, { chain: 8453 });
+    await afterFreshnessCache();
+    const receipt = { blockNumber: 23_456_790n };
+    const logged: string[] = [];
+    const example = new Function('hatchery', 'receipt', 'wallet', 'console', `return (async () => { ${docBlock('client-read-after').text} })()`);
+    const running = example(hatchery, receipt, wallet, { log: (line: string) => logged.push(line) }) as Promise<void>;
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    await indexBlock(23_456_790n, { chain: 8453 });
+    await running;
+    expect(sent.map((url) => new URL(url).searchParams.get('minBlock'))).toEqual(['8453:23456790', '8453:23456790']);
+    expect(logged).toEqual([expect.stringMatching(/^10 listings, \d+ NFTs, as of block 23456790 or later$/)]);
+    await stack.sql(`DELETE FROM indexer._ponder_checkpoint WHERE chain_id = 8453`);
   });
 });
