@@ -13,8 +13,8 @@ const candidate = process.env.LOGGING_CANDIDATE;
 const fields = (i: number) => ({ requestId: `c0ffee00-0000-4000-8000-${String(i).padStart(12, '0')}`, route: 'GET /accounts/me', accountId: `user-${i % 100}` });
 
 const candidates: Record<string, (i: number) => void> = {
-  /** What the service does now: its own logger (pino's line format), the invocation's fields from an invocation-scoped context, redaction on. */
-  'service logger (core/logger.ts)': (i) => {
+  /** What the service does now: Powertools Logger with its formatter (redaction) and synchronous writer, the invocation's fields appended as keys. */
+  'service logger (Powertools)': (i) => {
     addLogContext(fields(i));
     logger().info({ status: 200, durationMs: 3 }, 'request');
     clearLogContext();

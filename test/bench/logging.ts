@@ -3,7 +3,7 @@ import { promisify } from 'node:util';
 import type { BenchSection } from './context';
 
 const run = promisify(execFile);
-const candidates = ['service logger (core/logger.ts)', 'pino (mixin + redact)', 'pino (child per request)', 'Powertools Logger (appendKeys)'];
+const candidates = ['service logger (Powertools)', 'pino (mixin + redact)', 'pino (child per request)', 'Powertools Logger (appendKeys)'];
 
 /** CPU per request line of each logger candidate, each in fresh processes writing to /dev/null; the median of BENCH_LOGGING_RUNS (default 5). */
 export async function measureLogging(runs = Number(process.env.BENCH_LOGGING_RUNS ?? 5), requests = 20_000) {

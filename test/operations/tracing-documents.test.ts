@@ -1,5 +1,6 @@
 import { GoneException, LimitExceededException } from '@aws-sdk/client-apigatewaymanagementapi';
 import { ConditionalCheckFailedException, InternalServerError, ProvisionedThroughputExceededException } from '@aws-sdk/client-dynamodb';
+import { isThrottlingError } from '@smithy/core/retry';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { xrayDaemon } from './lambda';
 
@@ -108,6 +109,14 @@ describe('X-Ray subsegments', () => {
     ]);
     expect((handler!.subsegments as { cause: unknown }[])[0]!.cause).toMatchObject({ exceptions: [{ type: 'ConditionalCheckFailedException', message: 'The conditional request failed' }] });
     expect((handler!.subsegments as { cause: unknown }[])[6]!.cause).toMatchObject({ exceptions: [{ type: 'Error', message: 'a string' }] });
+  });
+
+  it("counts as a throttle exactly what the SDK's retry counts as throttling", async () => {
+    const { THROTTLING_ERROR_CODES } = await import('../../node_modules/@smithy/core/dist-es/submodules/retry/service-error-classification/constants.js' as string);
+    const names = [...(THROTTLING_ERROR_CODES as string[]), 'ConditionalCheckFailedException', 'GoneException', 'ValidationException', 'InternalServerError', 'Error'];
+    const errors = names.flatMap((name) => [400, 429, 500].map((httpStatusCode) => Object.assign(new Error(name), { name, $metadata: { httpStatusCode } })));
+    errors.push(Object.assign(new Error('retryable'), { name: 'SomeThrottle', $retryable: { throttling: true }, $metadata: { httpStatusCode: 400 } }));
+    for (const error of errors) expect(Boolean(tracing.outcomeOf(error).throttle), `${error.name} ${error.$metadata.httpStatusCode}`).toBe(isThrottlingError(error as Parameters<typeof isThrottlingError>[0]));
   });
 
   it('never fails the traced call, nor the invocation, when a document cannot be sent: a bad port, a host that does not resolve, a datagram too large', async () => {

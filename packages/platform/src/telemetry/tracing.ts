@@ -1,6 +1,5 @@
 import { randomBytes } from 'node:crypto';
 import type { Socket } from 'node:dgram';
-import { isThrottlingError } from '@smithy/core/retry';
 import { invocationScoped } from '../invocation';
 import { metricsService } from './metrics';
 
@@ -101,7 +100,30 @@ interface AwsErrorShape {
   message?: unknown;
   $fault?: 'client' | 'server';
   $metadata?: { httpStatusCode?: number };
+  $retryable?: { throttling?: boolean };
 }
+
+/**
+ * The error names the SDK's retry counts as throttling (THROTTLING_ERROR_CODES
+ * of @smithy/core, whose isThrottlingError a test holds this to). Not imported:
+ * its module would add 13 KB to every read function, which never calls AWS.
+ */
+const throttlingErrorNames = new Set([
+  'BandwidthLimitExceeded',
+  'EC2ThrottledException',
+  'LimitExceededException',
+  'PriorRequestNotComplete',
+  'ProvisionedThroughputExceededException',
+  'RequestLimitExceeded',
+  'RequestThrottled',
+  'RequestThrottledException',
+  'SlowDown',
+  'ThrottledException',
+  'Throttling',
+  'ThrottlingException',
+  'TooManyRequestsException',
+  'TransactionInProgressException',
+]);
 
 /**
  * How a failed call is recorded, as the X-Ray SDK records an AWS call's: a
@@ -117,7 +139,7 @@ export function outcomeOf(failure: unknown): Pick<Subsegment, 'error' | 'throttl
   const status = shape.$metadata?.httpStatusCode;
   const cause = { exceptions: [{ id: newId(), message, type: name }] };
   const http = status === undefined ? {} : { http: { response: { status } } };
-  if (isThrottlingError({ ...shape, name } as Parameters<typeof isThrottlingError>[0])) return { error: true, throttle: true, ...http, cause };
+  if (status === 429 || throttlingErrorNames.has(name) || shape.$retryable?.throttling === true) return { error: true, throttle: true, ...http, cause };
   const clientSide = status !== undefined ? status >= 400 && status < 500 : shape.$fault === 'client';
   return { ...(clientSide ? { error: true as const } : { fault: true as const }), ...http, cause };
 }
