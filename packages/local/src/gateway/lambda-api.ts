@@ -103,6 +103,7 @@ export function lambdaApi(functions: Readonly<Record<string, LocalFunction>>, po
       response.writeHead(200, { 'content-type': 'application/json', 'x-amz-executed-version': '$LATEST' });
       response.end(JSON.stringify(result ?? null));
     } catch (error) {
+      counters.failedAttempts++;
       const failure = error instanceof FunctionError ? error : new FunctionError('Error', String(error));
       response.writeHead(200, { 'content-type': 'application/json', 'x-amz-function-error': 'Unhandled', 'x-amz-executed-version': '$LATEST' });
       response.end(JSON.stringify({ errorType: failure.errorType, errorMessage: failure.message }));
