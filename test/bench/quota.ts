@@ -79,7 +79,12 @@ export const quotaBench: BenchSection = async ({ stack, sql }) => {
       for (const setting of ['on', 'off'] as const) {
         const load = loadAverage();
         stack.quota.configure({ perSecond: 0, burst: 0 });
-        const listener = new Listener({ databaseUrl: stack.databaseUrl, managementEndpoint: stack.url, shardConcurrency: stack.workers.size, budget: budgets[setting] }).start();
+        const listener = new Listener({
+          databaseUrl: stack.databaseUrl,
+          managementEndpoint: stack.url,
+          shardConcurrency: stack.workers.size,
+          budget: budgets[setting],
+        }).start();
         try {
           // Its first read resyncs everyone: that broadcast is out before the quota goes on.
           while (!listener.stats().leader || listener.stats().marketChanged === 0) await sleep(50);
@@ -87,7 +92,10 @@ export const quotaBench: BenchSection = async ({ stack, sql }) => {
           stack.quota.configure(quota);
           await sleep(1_000);
 
-          await clients.request({ cmd: 'expect', target: 'marketChanged', clients: Array.from({ length: connected }, (_, i) => i), timeoutMs: 60_000 }, 'armed:marketChanged');
+          await clients.request(
+            { cmd: 'expect', target: 'marketChanged', clients: Array.from({ length: connected }, (_, i) => i), timeoutMs: 60_000 },
+            'armed:marketChanged',
+          );
           const received = clients.request<{ times: number[]; missing: number }>(undefined, 'received:marketChanged');
           const sentAt = await touchListing();
           const broadcast = await received;
@@ -107,7 +115,12 @@ export const quotaBench: BenchSection = async ({ stack, sql }) => {
             const statuses: Promise<number>[] = [];
             for (let at = started; at < until; at += 10) {
               await sleep(at - Date.now());
-              statuses.push(fetch(`${stack.url}/marketplace/listings?pageSize=1`).then(async (response) => (await response.arrayBuffer(), response.status), () => 0));
+              statuses.push(
+                fetch(`${stack.url}/marketplace/listings?pageSize=1`).then(
+                  async (response) => (await response.arrayBuffer(), response.status),
+                  () => 0,
+                ),
+              );
             }
             return Promise.all(statuses);
           })();
@@ -123,7 +136,9 @@ export const quotaBench: BenchSection = async ({ stack, sql }) => {
             if (times[0] !== undefined) forge.push(times[0] - committedAt);
           }
           const [statuses] = await Promise.all([reads, market]);
-          const seconds = [...stack.quota.perSecond('management').entries()].filter(([second]) => second * 1000 >= started && second * 1000 < until).map(([, count]) => count);
+          const seconds = [...stack.quota.perSecond('management').entries()]
+            .filter(([second]) => second * 1000 >= started && second * 1000 < until)
+            .map(([, count]) => count);
           const throttledPosts = stack.quota.stats().throttled.management;
           forge.sort((a, b) => a - b);
           const throttledShare = (statuses.filter((status) => status === 429).length / statuses.length) * 100;
@@ -138,8 +153,12 @@ export const quotaBench: BenchSection = async ({ stack, sql }) => {
       }
     }
     console.log('(broadcast s: one marketChanged to the quiet audience, NOTIFY to the last client, missed = clients without it after 60 s; during the busy');
-    console.log(' seconds: HTTP reads at 100 a second and their 429 share, forgeFulfilled to a subscribed client every second, NOTIFY to it, lost = not within 5 s;');
-    console.log(' posts/s: management API calls a second the gateway counted, mean and peak, and the 429s it answered them; load: the 1-minute load average at the row\'s start)');
+    console.log(
+      ' seconds: HTTP reads at 100 a second and their 429 share, forgeFulfilled to a subscribed client every second, NOTIFY to it, lost = not within 5 s;',
+    );
+    console.log(
+      " posts/s: management API calls a second the gateway counted, mean and peak, and the 429s it answered them; load: the 1-minute load average at the row's start)",
+    );
   } finally {
     clients.close();
     subscriber.close();

@@ -229,7 +229,13 @@ describe('the fan-out budget’s parts', () => {
   });
 
   it('knows a 429 by the SDK’s names, its status or the service client’s, and reads Retry-After in seconds or as a date', () => {
-    for (const error of [{ name: 'ThrottlingException' }, { name: 'TooManyRequestsException' }, { name: 'LimitExceededException' }, { $metadata: { httpStatusCode: 429 } }, { statusCode: 429 }]) {
+    for (const error of [
+      { name: 'ThrottlingException' },
+      { name: 'TooManyRequestsException' },
+      { name: 'LimitExceededException' },
+      { $metadata: { httpStatusCode: 429 } },
+      { statusCode: 429 },
+    ]) {
       expect(isThrottled(error), JSON.stringify(error)).toBe(true);
     }
     expect(isThrottled({ name: 'GoneException', $metadata: { httpStatusCode: 410 } })).toBe(false);
@@ -269,7 +275,9 @@ describe('the local gateway’s model of the throttle', () => {
       expect(await management.json()).toEqual({ message: 'Too Many Requests' });
       // The AWS SDK's client, without retries, names it as isThrottled expects.
       const sdk = new ApiGatewayManagementApiClient({ endpoint: stack.url, region: config().AWS_REGION, maxAttempts: 1 });
-      const error = await sdk.send(new PostToConnectionCommand({ ConnectionId: client.id, Data: new TextEncoder().encode('{}') })).catch((failure: unknown) => failure);
+      const error = await sdk
+        .send(new PostToConnectionCommand({ ConnectionId: client.id, Data: new TextEncoder().encode('{}') }))
+        .catch((failure: unknown) => failure);
       sdk.destroy();
       expect(error).toMatchObject({ name: 'LimitExceededException', $metadata: { httpStatusCode: 429 } });
       expect(isThrottled(error)).toBe(true);
@@ -307,7 +315,11 @@ describe('the local gateway’s model of the throttle', () => {
         close: async () => undefined,
       };
       const parts = { connections, store: connectionStore(), concurrency: 8, log: pino({ level: 'silent' }), pace: paced };
-      const delivery = await post(inOnePage(clients.map((client) => client.id)), `{"type":1,"target":"marketChanged","arguments":[{"count":1,"maxBlock":"1","version":1}]}${RS}`, parts);
+      const delivery = await post(
+        inOnePage(clients.map((client) => client.id)),
+        `{"type":1,"target":"marketChanged","arguments":[{"count":1,"maxBlock":"1","version":1}]}${RS}`,
+        parts,
+      );
       expect(delivery).toEqual({ sent: 10, gone: 0, failed: 0, skipped: 0 });
       expect(paced.throttles).toBeGreaterThan(0);
       await sleep(100);

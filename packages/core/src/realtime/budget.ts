@@ -55,7 +55,10 @@ export function isThrottled(error: unknown): boolean {
 
 /** The wait a 429 asks for in `Retry-After` (seconds or an HTTP date), when the error carries its response's headers. */
 export function retryAfterMs(error: unknown, now = Date.now()): number | undefined {
-  const { $response, headers } = (error ?? {}) as { $response?: { headers?: Record<string, string | undefined> }; headers?: Record<string, string | undefined> };
+  const { $response, headers } = (error ?? {}) as {
+    $response?: { headers?: Record<string, string | undefined> };
+    headers?: Record<string, string | undefined>;
+  };
   const value = $response?.headers?.['retry-after'] ?? headers?.['retry-after'];
   if (value === undefined) return undefined;
   const seconds = Number(value);
