@@ -18,7 +18,8 @@ export interface SizeBudget {
 const kib = 1024;
 
 export const sizeBudgets = {
-  http: { goal: 'HTTP read, health, docs, negotiate bundles', bytes: 200 * kib },
+  // 200 KB until Powertools Logger and Metrics (with their commons) came back into every function: about 32 KB of a read bundle (issue 30).
+  http: { goal: 'HTTP read, health, docs, negotiate bundles', bytes: 220 * kib },
   account: { goal: 'account bundles (/accounts/me…)', bytes: 300 * kib },
   hub: { goal: 'hub and fan-out bundles', bytes: 250 * kib },
 } as const satisfies Record<string, SizeBudget>;
