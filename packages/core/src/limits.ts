@@ -65,6 +65,11 @@ export const limits = {
      * broadcast: a tenth, since a group is a buyer's few tabs while a broadcast is every connection.
      */
     targetedShare: 0.1,
+    /**
+     * How long the listener keeps trying a forgeFulfilled post answered 429: after 45 s the buyer's client has given
+     * up waiting and read its forge requests (SPEC's forge client), so a later post is of no use.
+     */
+    targetedDeadlineMs: 45_000,
     /** After a 429 without Retry-After, how long a shard (or the listener) stops posting. */
     throttlePauseMs: 1_000,
     /** After a 429 the posting rate halves, then climbs back to its share of the budget over this long. */

@@ -14,7 +14,7 @@ import { addDeliveries, inOnePage, noDelivery, post, type Delivery, type FanOutP
 import { hubConnections, managementClient, type HubConnections } from '@hatchery/platform/aws/management';
 import { coalesce, latestOnly } from './coalesce';
 import { listenerMetrics, type MeasuredRead } from './metrics';
-import { functionShards, inProcessShards, type ShardInvoker } from './shards';
+import { functionShards, inProcessShards, shardDeadline, type ShardInvoker } from './shards';
 import { dynamoStateStore, resumeFrom, type DetectionState, type StateStore } from './state';
 import { keepSummary, type SummaryKeeper, type SummaryTiming } from './summary';
 
@@ -401,7 +401,7 @@ export class Listener {
     const { store, forgeConnections, fanOutConcurrency, log } = this.options;
     const parts: FanOutParts = { store, connections: forgeConnections, concurrency: fanOutConcurrency, log, pace: this.targetedPace };
     const postedAt = performance.now();
-    const delivery = await post(store.group(fulfilment.buyer), forgeFulfilledMessage(fulfilment), parts);
+    const delivery = await post(store.group(fulfilment.buyer), forgeFulfilledMessage(fulfilment), parts, Date.now() + limits.hub.targetedDeadlineMs);
     this.count(delivery);
     this.counters.forgeFulfilled++;
     this.metrics.delivered('forgeFulfilled', delivery, postedAt);
@@ -439,7 +439,7 @@ export class Listener {
     await Promise.all([
       ...small.map(async ({ peek }) => {
         const parts: FanOutParts = { store, connections, concurrency: fanOutConcurrency, log, pace: postsPerSecond ? pacer(postsPerSecond) : undefined };
-        const delivery = await post(inOnePage(peek.ids), frame, parts);
+        const delivery = await post(inOnePage(peek.ids), frame, parts, shardDeadline());
         own = addDeliveries(own, delivery);
       }),
       ...large.map(async ({ shard }) => {

@@ -39,5 +39,9 @@ export function functionShards(functionName: string, endpoint = config().LAMBDA_
   };
 }
 
+/** When a shard the listener posts itself stops posting: as a fan-out function's invocation would, so a 429 is not tried again forever. */
+export const shardDeadline = () => Date.now() + limits.hub.shardTimeoutMs - limits.hub.shardDeadlineMarginMs;
+
 /** Every shard posted by the listener itself, with the fan-out function's code: a listener deployed without the function. */
-export const inProcessShards = (parts: FanOutParts): ShardInvoker => Object.assign((job: ShardJob) => deliverShard(job, parts), { postsHere: true });
+export const inProcessShards = (parts: FanOutParts): ShardInvoker =>
+  Object.assign((job: ShardJob) => deliverShard(job, parts, shardDeadline()), { postsHere: true });

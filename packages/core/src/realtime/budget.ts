@@ -104,6 +104,8 @@ export function pacer(postsPerSecond: number, burst = 1, now: () => number = () 
       const slot = Math.max(nextAt, at - (burst - 1) * interval, pausedUntil);
       nextAt = slot + interval;
       if (slot > at) await sleep(slot - at);
+      // A 429 while this post waited for its slot holds it too.
+      while (pausedUntil > now()) await sleep(pausedUntil - now());
     },
     throttled(error) {
       throttles++;
