@@ -1,5 +1,5 @@
 /**
- * The SST app: `npx sst deploy --stage <stage>` builds DESIGN.md's
+ * The SST app: `npx sst deploy --stage <stage>` builds the
  * architecture on AWS, one piece per file in infra/ (docs/deploying.md).
  * SST allows no top-level imports here, so run() imports the pieces.
  */

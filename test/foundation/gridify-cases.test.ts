@@ -9,7 +9,7 @@ import { startTestStack, type TestStack } from '../support/stack';
  * source file that decides it. `rows` is Gridify's own expectation written as
  * a predicate over the fixture (as its tests write a LINQ Where), never a
  * list of ids; `rejected` is where Gridify throws, which is a 422 here.
- * DESIGN.md's deliberate departures are the `design` cases at the end.
+ * Hatchery's deliberate departures (docs/http-api.md) are the `design` cases at the end.
  */
 interface Edition {
   id: number;
@@ -110,7 +110,7 @@ const cases: Case[] = [
   { filter: 'rarity>1/i', rows: (e) => e.rarity > 1, source: 'BaseQueryBuilder.cs: /i is skipped for < > <= >=' },
   { filter: 'rarity=1/i', rejected: true, source: 'BaseQueryBuilder.cs: /i lowercases the field, which a number has no method for' },
   { filter: 'active>true', rejected: true, source: 'LinqQueryBuilder.cs GreaterThan: no > operator on bool' },
-  // DESIGN.md's deliberate departures: Gridify matches nothing for a value its converter refuses; Hatchery says why.
+  // Hatchery's deliberate departures: Gridify matches nothing for a value its converter refuses; Hatchery says why.
   { filter: 'active=yes', rejected: true, source: 'design: a value of the wrong type is 422 (Gridify: always false)' },
   { filter: 'name=x/i/i', rejected: true, source: 'design: Gridify\'s Parse accepts a second /i and ignores the rest; Hatchery ignores no input' },
 ];

@@ -9,7 +9,7 @@ beforeAll(async () => {
 });
 afterAll(() => stack?.stop());
 
-/** The DTO fields DESIGN.md lists, per endpoint (item fields for the paged ones). */
+/** The DTO fields docs/http-api.md lists, per endpoint (item fields for the paged ones). */
 const documented: Record<keyof typeof indexedRoutes, { paged: boolean; address: boolean; fields: string[]; required: string[] }> = {
   listAccountNfts: {
     paged: true,

@@ -26,7 +26,7 @@ export interface ForgeResult {
 }
 
 export interface ForgeWaitOptions {
-  /** How long the event is waited for before the fallbacks (SPEC.md: 45 s). */
+  /** How long the event is waited for before the fallbacks (docs/realtime.md: 45 s). */
   timeoutMs?: number;
   /** The last step, after the endpoint: the caller's own read of the chain; undefined means not fulfilled. */
   pollChain?: (request: { address: string; requestId: string }) => Promise<{ tokenId: string; editionId: string } | undefined>;
@@ -61,7 +61,7 @@ export interface Events {
 
 const connected = 'Connected';
 
-/** Events over any hub connection: the realtime behaviour SPEC.md relies on, apart from the transport. */
+/** Events over any hub connection: the realtime behaviour docs/realtime.md describes, apart from the transport. */
 export function eventsOver(connection: HubLike, client: Client): Events {
   const subscriptions = new Set<string>();
   const restoredListeners = new Set<(error?: unknown) => void>();

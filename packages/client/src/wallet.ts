@@ -134,7 +134,7 @@ export class WalletGateError extends Error {
 }
 
 /**
- * SPEC.md's client-side gate for chain writes: a signed-in identity with a
+ * The client-side gate (docs/client.md) for chain writes: a signed-in identity with a
  * linked wallet (and, given `address`, that very wallet). Returns the account.
  */
 export async function requireWalletLinked(client: Client, options: { address?: string; signal?: AbortSignal } = {}): Promise<LinkedAccount> {

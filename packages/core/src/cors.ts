@@ -35,7 +35,7 @@ export function isOriginAllowed(origin: string, policy: CorsPolicy): boolean {
 /**
  * Whether a browser page may use the hub (negotiate and the WebSocket alike):
  * no Origin (not a browser page), the API's own host, or an origin the CORS
- * settings allow (SPEC.md: other origins are blocked).
+ * settings allow (docs/deploying.md: other origins are blocked).
  */
 export function isRequestOriginAllowed(origin: string | undefined, host: string | undefined, policy: CorsPolicy): boolean {
   if (!origin) return true;

@@ -63,7 +63,7 @@ const fallbackDetails: Partial<Record<ErrorKind, string>> = {
   unavailable: 'The database is unavailable; try again shortly.',
 };
 
-/** SPEC.md "Errors": any unique-constraint violation (PostgreSQL 23505) is a conflict. */
+/** Any unique-constraint violation (PostgreSQL 23505) is a conflict. */
 export const isUniqueViolation = (error: unknown): boolean => (error as { code?: unknown } | undefined)?.code === '23505';
 
 /** Maps any thrown value to the problem response a client may see: no stack, no SQL. */

@@ -32,7 +32,7 @@ export interface HttpRoute {
   copyFiles?: readonly { from: string; to: string }[];
   /** 403 for a browser page of an origin the CORS settings do not allow, rather than only leaving out the CORS headers. */
   refusesOtherOrigins?: boolean;
-  /** Routes of the local developer experience; documented but not part of SPEC.md's API. */
+  /** Routes of the local developer experience; documented but not part of the product's API (docs/http-api.md). */
   internal?: boolean;
   /** false exempts the route from the per-IP rate limit (the health check, which monitors poll). */
   ipRateLimited?: false;

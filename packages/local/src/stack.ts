@@ -95,7 +95,7 @@ async function hasIndexerSchema(client: pg.Client): Promise<boolean> {
 }
 
 /**
- * The whole product on one machine (DESIGN.md "The embedded default"): a real
+ * The whole product on one machine (docs/local-stack.md): a real
  * PostgreSQL, a real DynamoDB API, the local identity provider and the local
  * API Gateway driving the real handlers. `npm start` and the tests both boot it here.
  */

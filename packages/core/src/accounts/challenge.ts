@@ -13,10 +13,10 @@ export interface ChallengeRow {
   expires_at: Date;
 }
 
-/** DESIGN.md: `Issued At` is `YYYY-MM-DDTHH:mm:ssZ`. */
+/** `Issued At` is `YYYY-MM-DDTHH:mm:ssZ`. */
 export const formatIssuedAt = (at: Date) => at.toISOString().replace(/\.\d{3}Z$/, 'Z');
 
-/** The three parts of SPEC.md's challenge: the fixed sentence, a blank line, then account, nonce and time. */
+/** The three parts of the challenge (docs/http-api.md, Linking a wallet locally): the fixed sentence, a blank line, then account, nonce and time. */
 export function challengeMessage(parts: { serviceName: string; accountId: string; nonce: string; issuedAt: Date }): string {
   return [
     `Link this wallet to your ${parts.serviceName} account`,

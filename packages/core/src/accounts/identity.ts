@@ -1,6 +1,6 @@
 import { limits } from '../limits';
 
-/** The caller as the identity provider's token describes them (SPEC.md "Authentication"). */
+/** The caller as the identity provider's token describes them (docs/http-api.md, Calling a protected endpoint). */
 export interface Identity {
   userId: string;
   email?: string;

@@ -19,7 +19,7 @@ export async function recoverSigner(message: string, signature: string): Promise
 export const walletTaken = () => new AppError('conflict', 'This wallet is already linked to another account.');
 
 /**
- * Steps 2–8 of SPEC.md's processing order, in one transaction: the challenge
+ * Steps 2–8 of the link's processing order (step 1 is the body's validation, wire.ts), in one transaction: the challenge
  * is deleted in the commit that links the wallet, and the account row lock
  * makes a second post of the same signature wait, then find no challenge (410).
  */

@@ -5,7 +5,7 @@ import { addMetric } from '@hatchery/platform/telemetry/metrics';
 import { findAccount } from './account';
 import type { Identity } from './identity';
 
-/** SPEC.md "Automatic account provisioning" rule 8: lowercase, then the pattern; a missing email is invalid too. */
+/** Provisioning's email rule: lowercase, then the pattern; a missing email is invalid too. */
 export function normalizeEmail(email: string | undefined): string {
   const normalized = email?.toLowerCase();
   if (!normalized || !patterns.email.test(normalized)) throw validationError('email', 'the token carries no valid email address');

@@ -12,7 +12,7 @@ export interface RateLimitRule {
   windowMs: number;
 }
 
-/** DESIGN.md "Rate limits": the two wallet-link POSTs share one counter per account, `WALLET_POSTS_PER_MINUTE` a minute. */
+/** The two wallet-link POSTs share one counter per account, `WALLET_POSTS_PER_MINUTE` a minute. */
 export const walletPostRateLimit = (): RateLimitRule => ({ name: 'wallet-post', limit: config().WALLET_POSTS_PER_MINUTE, windowMs: 60_000 });
 
 export type RateDecision = { allowed: true; remaining: number } | { allowed: false; retryAfterSeconds: number };

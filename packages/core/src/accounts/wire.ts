@@ -2,7 +2,7 @@ import { addressString } from '../indexer/wire';
 import { limits, patterns } from '../limits';
 import * as z from '@hatchery/platform/schema';
 
-/** What the account endpoints take and answer (SPEC.md "Resources"); kept free of data access so the route table stays light. */
+/** What the account endpoints take and answer (docs/http-api.md); kept free of data access so the route table stays light. */
 
 export const accountStatuses = ['ACTIVE', 'DISABLED'] as const;
 
@@ -27,7 +27,7 @@ export const challengeSchema = z.object({
 
 export type ChallengeDto = z.infer<typeof challengeSchema>;
 
-/** POST /accounts/me/wallet body: step 1 of SPEC.md's processing order (422 naming the field). */
+/** POST /accounts/me/wallet body: step 1 of the link's processing order (link.ts) (422 naming the field). */
 export const linkWalletBodySchema = z.object({
   address: z.string().check(z.regex(patterns.address, 'must be 0x followed by 40 hex characters')),
   signature: z.string().check(z.regex(patterns.signature, 'must be 0x followed by 130 hex characters')),

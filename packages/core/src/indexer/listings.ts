@@ -20,10 +20,10 @@ export const listingSchema = z.object({
 
 export type ListingDto = z.infer<typeof listingSchema>;
 
-/** The only listing status the endpoint serves (SPEC.md); fixed on the server. */
+/** The only listing status the endpoint serves (docs/http-api.md); fixed on the server. */
 export const activeListingStatus = 'Active';
 
-// NFT metadata comes from a left join and may be missing: strings are then "", numbers 0, editionId "0" (DESIGN.md).
+// NFT metadata comes from a left join and may be missing: strings are then "", numbers 0, editionId "0" (docs/http-api.md, Indexed data).
 // Filters and sorts see the same values the client does.
 export const listingFields = {
   tokenId: { sql: 'l.token_id', type: 'bigint' },

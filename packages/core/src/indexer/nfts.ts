@@ -47,7 +47,7 @@ export const nftsSource = {
   order: { defaultOrder: [{ field: 'tokenId', direction: 'desc' }], tieBreaker: { sql: 'n.token_id', direction: 'desc', type: 'bigint' } },
 } satisfies ListSource;
 
-/** SPEC.md: the owner match is case-insensitive, staked NFTs are included, burned ones never. */
+/** The owner match (docs/http-api.md) is case-insensitive, staked NFTs are included, burned ones never. */
 export const ownedNfts = (owner: string) => (params: Params) => [
   `n.owner = ${params.add(indexerAddress(owner))}`,
   'NOT n.burned',

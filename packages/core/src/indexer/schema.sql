@@ -1,4 +1,4 @@
--- The layout the external Ponder indexer writes (DESIGN.md "Schema indexer").
+-- The layout the external Ponder indexer writes (docs/ponder.md).
 -- The service only reads it; this file exists for the local stack, tests and benchmarks.
 CREATE SCHEMA IF NOT EXISTS indexer;
 

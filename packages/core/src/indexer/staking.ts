@@ -16,7 +16,7 @@ export const stakingPairSchema = z.object({
 
 export type StakingPairDto = z.infer<typeof stakingPairSchema>;
 
-/** The only pair status the endpoint serves (SPEC.md); unstaked pairs never appear. */
+/** The only pair status the endpoint serves (docs/http-api.md); unstaked pairs never appear. */
 export const stakedPairStatus = 'Staked';
 
 export const stakingFields = {

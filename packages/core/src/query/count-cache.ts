@@ -39,5 +39,5 @@ export function createCountCache(options: CountCacheOptions): CountCache {
   };
 }
 
-/** The instance's counts of the list endpoints (DESIGN.md: shared for a few seconds, the data being eventually consistent). */
+/** The instance's counts of the list endpoints (docs/http-api.md, Counts and caching: shared for a few seconds, the data being eventually consistent). */
 export const listCounts = createCountCache(limits.countCache);

@@ -4,7 +4,7 @@ import { limits } from '../limits';
 import type { FieldType, OrderTerm, Params } from './compile';
 
 /**
- * Keyset paging (DESIGN.md "Wire details"): `nextCursor` holds the last
+ * Keyset paging (docs/http-api.md, Paging by cursor): `nextCursor` holds the last
  * row's sort key, bound by a short hash to the list, its compiled
  * conditions and its order; `after` reads the rows strictly after it in that
  * order. A cursor is client input: it is decoded, checked against its

@@ -1,6 +1,6 @@
 /**
  * The filter and sort grammar of Gridify (the .NET library the replaced
- * system used; DESIGN.md "Filter and sort grammar"), token for token: a
+ * system used; docs/http-api.md, Queries), token for token: a
  * lexer over the whole string, then a parser in which `,` (and) and `|` (or)
  * have equal precedence, left to right. Parsing knows nothing about SQL or
  * fields; compile.ts types and maps the tree. Every failure is a GrammarError.

@@ -27,7 +27,7 @@ function boundedText(maxLength: number, description: string) {
   return z.optional(z.string().check(z.maxLength(maxLength, `at most ${maxLength} characters`))).check(z.describe(description));
 }
 
-/** The query parameters every paged list accepts (SPEC.md "Endpoints"). */
+/** The query parameters every paged list accepts (docs/http-api.md, Queries). */
 export const pageQuerySchema = z.object({
   page: boundedInt(limits.page).check(z.describe(`Page number, ${limits.page.min} to ${limits.page.max}.`)),
   pageSize: boundedInt(limits.pageSize).check(

@@ -6,7 +6,7 @@ import { summaryTables } from '../indexer/summary-store';
 
 /**
  * What the listener reads from the indexer schema to detect events
- * (DESIGN.md "The listener"). A missing table (42P01) is never an error: the
+ * (docs/realtime.md). A missing table (42P01) is never an error: the
  * indexer may not have created it yet.
  */
 

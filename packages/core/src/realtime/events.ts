@@ -2,7 +2,7 @@ import { bigIntString } from '../indexer/wire';
 import { messages, parseRecord, splitRecords } from './protocol';
 import * as z from '@hatchery/platform/schema';
 
-/** The two server-to-client events of SPEC.md "Events". */
+/** The two server-to-client events of docs/realtime.md. */
 export const marketChangedSchema = z.object({
   count: z.int().check(z.describe('Active listings.')),
   maxBlock: bigIntString.check(

@@ -31,7 +31,7 @@ export interface FrameOutcome {
   handshaken: boolean;
 }
 
-/** Group names are lowercase wallet addresses (SPEC.md "Events"). */
+/** Group names are lowercase wallet addresses (docs/realtime.md). */
 export function groupAddress(argument: unknown): string {
   if (typeof argument !== 'string' || !patterns.address.test(argument)) throw new HubError(hubErrors.invalidAddress);
   return argument.toLowerCase();

@@ -3,7 +3,7 @@ import * as z from '@hatchery/platform/schema';
 
 /**
  * The SignalR JSON hub protocol, version 1, as far as the hub speaks it
- * (DESIGN.md "The realtime hub protocol"). Every record is JSON followed by
+ * (docs/realtime.md, The hub). Every record is JSON followed by
  * the record separator; one WebSocket message may carry several records.
  */
 export const recordSeparator = '\u001e';

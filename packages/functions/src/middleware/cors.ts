@@ -2,7 +2,7 @@ import { corsPolicy, isOriginAllowed } from '@hatchery/core/cors';
 import { finalizedBlockHeader, indexedBlockHeader, safeBlockHeader } from '@hatchery/core/indexer/names';
 import type { HttpEvent, HttpMiddleware } from './types';
 
-/** CORS headers for an allowed origin; none at all for any other (DESIGN.md "Authentication"). */
+/** CORS headers for an allowed origin; none at all for any other (docs/deploying.md, CORS). */
 export function corsHeaders(event: HttpEvent): Record<string, string> {
   const origin = event.headers?.origin;
   if (!origin || !isOriginAllowed(origin, corsPolicy())) return {};

@@ -1,6 +1,6 @@
 import type { HttpMiddleware } from './types';
 
-/** SPEC.md: null values are omitted from output. */
+/** Null values are omitted from output (docs/http-api.md). */
 const withoutNulls = (_key: string, value: unknown) => (value === null ? undefined : value);
 
 /**

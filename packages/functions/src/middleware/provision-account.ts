@@ -2,7 +2,7 @@ import { provisionAccount as ensureAccount } from '@hatchery/core/accounts/provi
 import type { HttpMiddleware } from './types';
 import { callerOf } from './caller';
 
-/** SPEC.md "Automatic account provisioning": after authentication, before the handler, on every protected route. */
+/** Automatic account provisioning (docs/http-api.md): after authentication, before the handler, on every protected route. */
 export const provisionAccount = (): HttpMiddleware => ({
   before: (request) => ensureAccount(callerOf(request.context)),
 });

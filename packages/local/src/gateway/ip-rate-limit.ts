@@ -1,6 +1,6 @@
 /**
  * Per-client-IP token bucket: the local stand-in for API Gateway's stage
- * throttling (DESIGN.md "Rate limits"). `perSecond` 0 turns it off.
+ * throttling (docs/deploying.md). `perSecond` 0 turns it off.
  */
 export function ipRateLimiter(perSecond: number, burst = perSecond * 2) {
   const buckets = new Map<string, { tokens: number; updated: number }>();
