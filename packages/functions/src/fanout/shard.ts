@@ -14,9 +14,10 @@ const store = connectionStore();
 const log = logger().child({ component: 'fan-out' });
 
 /**
- * One shard of a broadcast: the listener invokes the function asynchronously
- * once per connection shard, with the encoded frame. A throw (a bad event, a
- * failed read) happens before the first post, so Lambda's retry of this
+ * One shard of a broadcast: the listener invokes the function synchronously
+ * once per connection shard, with the encoded frame and the shard's posting
+ * rate, and reads the delivery it answers. A throw (a bad event, a failed
+ * read) happens before the first post, so the listener's retry of this
  * invocation re-sends nothing, and no other shard is touched.
  */
 async function fanOutShard(event: unknown, context: Pick<Context, 'getRemainingTimeInMillis'>): Promise<Delivery> {

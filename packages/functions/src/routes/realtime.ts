@@ -37,7 +37,7 @@ export const wsRoutes = [
   { routeKey: '$default', handler: 'packages/functions/src/ws/default.handler', answersInPlace: true },
 ] as const satisfies readonly WsRoute[];
 
-/** The fan-out function, invoked asynchronously by the listener once per connection shard of a broadcast (infra and the local stack). */
+/** The fan-out function, invoked by the listener once per connection shard of a broadcast, waiting for its answer (infra and the local stack). */
 export const fanOutHandler = 'packages/functions/src/fanout/shard.handler';
 
 /** Where the hub is served, on the local gateway and behind the router in AWS. */
