@@ -232,9 +232,17 @@ export function besidePonderSuite(layout: Layout) {
   }, 60_000);
 
   it('reports the safe and finalized blocks Ponder keeps in _ponder_checkpoint, in /health and beside X-Indexed-Block', async () => {
-    const [row] = await setup.sql<{ safe_checkpoint: string; finalized_checkpoint: string }>(`SELECT safe_checkpoint, finalized_checkpoint FROM ${setup.ponder.readSchema}._ponder_checkpoint WHERE chain_id = 31337`);
-    const finalized = decodeCheckpoint(row!.finalized_checkpoint).blockNumber;
-    const safe = decodeCheckpoint(row!.safe_checkpoint).blockNumber;
+    // Ponder finalizes 30 blocks behind the head once the head is 60 past its finalized block: enough empty blocks move it.
+    const head = await setup.chain.mine(70);
+    await setup.indexed(head);
+    const checkpoints = async () => {
+      const [row] = await setup.sql<{ safe_checkpoint: string; finalized_checkpoint: string }>(
+        `SELECT safe_checkpoint, finalized_checkpoint FROM ${setup.ponder.readSchema}._ponder_checkpoint WHERE chain_id = 31337`,
+      );
+      return { finalized: decodeCheckpoint(row!.finalized_checkpoint).blockNumber, safe: decodeCheckpoint(row!.safe_checkpoint).blockNumber };
+    };
+    await expect.poll(async () => (await checkpoints()).finalized, { timeout: 10_000 }).toBeGreaterThan(0n);
+    const { finalized, safe } = await checkpoints();
     // Nothing is mined here, so Ponder's finalized block stays put; the instance's view is at most a second old.
     await new Promise((resolve) => setTimeout(resolve, limits.freshnessCacheMs + 50));
     const health = await setup.hatchery.json<{ indexer: { chains: { finalizedBlock: string; safeBlock: string; block: string }[] } }>('/health');
