@@ -21,6 +21,7 @@ import type { DeployResult } from './sst/deploy';
 import { deployedFunctions, inputs, ofType, only, plainStrings, reveal, routesOf, state, type DeployedFunction } from './sst/deployed';
 import { ensurePlatform } from './sst/platform';
 import { buildRecord, dataLosingChanges, readRecord, writeRecord } from './stateful';
+import { docBlock } from '../support/docs';
 import { statefulResources } from '../../infra/stateful';
 import { inBatches, runDeploy } from './sst/run';
 import { listenerMetrics } from '@hatchery/listener/metrics';
@@ -711,7 +712,9 @@ describe('upgrades (docs/deploying.md, Upgrading)', () => {
   });
 
   it('name the resource and what it holds when a transform renames the table, its key schema changes and the database gets another identifier', () => {
-    expect(dataLosingChanges(readRecord(), 'prod', deployed('dataLosing'))).toEqual([
+    const findings = dataLosingChanges(readRecord(), 'prod', deployed('dataLosing'));
+    expect(findings).toContain(docBlock('upgrade-finding').text.trim());
+    expect(findings).toEqual([
       expect.stringMatching(/^prod: aws:dynamodb\/table:Table TableTable's attributes changes from .*"pk".* to .*"connectionId".*: review what this does to the hub’s connections/),
       expect.stringMatching(/^prod: aws:dynamodb\/table:Table TableTable's hashKey changes from "pk" to "connectionId": the AWS provider replaces the resource on this input, deleting the hub’s connections and groups and the rate-limit counters\.$/),
       expect.stringMatching(/^prod: aws:dynamodb\/table:Table TableTable's name changes from "hatchery-<stage>-TableTable-<random>" to "hatchery-connections": the AWS provider replaces the resource/),
