@@ -43,6 +43,8 @@ interface Report {
   duplicates: number;
   /** Frames the gateway sent for a message in over the quota. */
   throttledFrames: number;
+  /** The client process's CPU seconds so far and resident memory. */
+  cost: { cpuSeconds: number; rssMb: number };
 }
 
 interface ClientProcess {
@@ -118,7 +120,10 @@ function clientMain(): void {
       const { count, maxBlock } = command.final!;
       const behind = last.filter((each) => !(each?.count === count && each.maxBlock === maxBlock)).length;
       const lastArrival = Math.max(...last.map((each) => each?.at ?? Infinity));
-      process.send!({ cmd: 'report', behind, lastArrival, duplicates, throttledFrames });
+      // What 5,000 light clients cost this machine: the process's CPU so far and its memory.
+      const { user, system } = process.cpuUsage();
+      const cost = { cpuSeconds: (user + system) / 1e6, rssMb: process.memoryUsage().rss / 2 ** 20 };
+      process.send!({ cmd: 'report', behind, lastArrival, duplicates, throttledFrames, cost });
     } else if (command.cmd === 'close') {
       for (const socket of sockets) socket?.terminate();
       process.exit(0);
@@ -387,6 +392,7 @@ describe('realtime inside the account’s API Gateway quota (scaled down: 1,000 
         boundMs: Math.round(boundMs),
         duplicates,
         throttledFrames: outcome.throttledFrames,
+        clientProcess: { cpuSeconds: Math.round(outcome.cost.cpuSeconds), rssMb: Math.round(outcome.cost.rssMb) },
         quota: stack.quota.stats(),
         listener: stack.listener!.stats(),
       }),
