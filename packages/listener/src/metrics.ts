@@ -1,9 +1,9 @@
-import { createMetrics, listenerDocuments, metricCatalog, publishWith, type ListenerEventKind, type Metrics } from '@hatchery/platform/telemetry/metrics';
+import { createMetrics, type listenerDocuments, metricCatalog, publishWith, type ListenerEventKind, type Metrics } from '@hatchery/platform/telemetry/metrics';
 
 type ReadMetric = (typeof listenerDocuments.read.metrics)[number];
 type EventMetric = (typeof listenerDocuments.event.metrics)[number];
 
-export interface DeliveryFigures {
+interface DeliveryFigures {
   sent: number;
   gone: number;
   failed: number;

@@ -70,7 +70,7 @@ class ServiceLogFormatter extends LogFormatter {
 }
 
 /** Where the lines go: anything with a `write` (pino-pretty's stream, in the local stack's terminal). */
-export interface DestinationStream {
+interface DestinationStream {
   write(line: string): unknown;
 }
 
@@ -138,9 +138,9 @@ export function clearLogContext(): void {
   powertoolsLogger().resetKeys();
 }
 
-export type Level = 'error' | 'warn' | 'info' | 'debug' | 'trace';
+type Level = 'error' | 'warn' | 'info' | 'debug' | 'trace';
 
-export interface LogFn {
+interface LogFn {
   (fields: object, message?: string): void;
   (message: string): void;
 }

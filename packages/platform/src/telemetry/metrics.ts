@@ -54,7 +54,7 @@ export const metricCatalog = {
   FanOutSkippedPosts: { unit: 'Count', help: 'Posts a shard invocation never attempted because its deadline came first, by the dimension kind.' },
 } as const satisfies Record<string, { unit: MetricUnit; help: string }>;
 
-export type { EmfOutput, MetricUnit };
+export type { EmfOutput };
 
 export type MetricName = keyof typeof metricCatalog;
 

@@ -19,10 +19,10 @@ import { metricsService } from './metrics';
  * own, naming their parent, so a fan-out's thousands of posts never make one
  * document larger than a datagram.
  */
-export const tracingEnabled = Boolean(process.env.AWS_LAMBDA_FUNCTION_NAME) && process.env.POWERTOOLS_TRACE_ENABLED?.toLowerCase() !== 'false';
+const tracingEnabled = Boolean(process.env.AWS_LAMBDA_FUNCTION_NAME) && process.env.POWERTOOLS_TRACE_ENABLED?.toLowerCase() !== 'false';
 
 /** What a subsegment records besides its name and times: `aws` for a call to an AWS service (its `operation`, e.g. UpdateItem). */
-export interface TraceDetails {
+interface TraceDetails {
   namespace?: 'remote' | 'aws';
   aws?: { operation: string } & Record<string, unknown>;
 }
@@ -46,7 +46,7 @@ export interface Subsegment {
 }
 
 /** A subsegment sent on its own: it names its trace and its parent. */
-export interface SubsegmentDocument extends Subsegment {
+interface SubsegmentDocument extends Subsegment {
   type: 'subsegment';
   trace_id: string;
   parent_id: string;
