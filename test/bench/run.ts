@@ -34,7 +34,14 @@ const concurrency = Number(process.env.BENCH_CONCURRENCY ?? 16);
 const durationMs = Number(process.env.BENCH_DURATION_MS ?? 5000);
 const wanted = (process.env.BENCH_SECTIONS ?? Object.keys(sections).join(',')).split(',');
 
-Object.assign(process.env, { LOG_LEVEL: process.env.LOG_LEVEL ?? 'warn', IP_RATE_LIMIT_PER_SECOND: '0', DATABASE_POOL_MAX: String(concurrency) });
+// No fan-out budget for the stack's listener unless asked: the sections time the fan-out itself (`quota` sets its own budgets).
+Object.assign(process.env, {
+  LOG_LEVEL: process.env.LOG_LEVEL ?? 'warn',
+  IP_RATE_LIMIT_PER_SECOND: '0',
+  DATABASE_POOL_MAX: String(concurrency),
+  FANOUT_POSTS_PER_SECOND: process.env.FANOUT_POSTS_PER_SECOND ?? '0',
+  FANOUT_MIN_INTERVAL_MS: process.env.FANOUT_MIN_INTERVAL_MS ?? '0',
+});
 const dataDir = process.env.BENCH_DATA_DIR ?? (await mkdtemp(join(tmpdir(), 'hatchery-bench-')));
 console.log(`Load average ${loadAverage()} before the bench; loading the bench dataset (${JSON.stringify(demoSizes.bench)}) into ${dataDir} …`);
 const loadStarted = performance.now();
