@@ -13,6 +13,8 @@ export const buildOptions = (outfile) => ({
   platform: 'node',
   target: runningNode,
   format: 'esm',
+  // The AWS SDK's ESM builds (dist-es) before its CommonJS ones, as SST bundles the functions.
+  mainFields: ['module', 'main'],
   sourcemap: true,
   // pg's optional native binding is never used.
   external: ['pg-native'],

@@ -20,8 +20,10 @@ const kib = 1024;
 export const sizeBudgets = {
   // 200 KB until Powertools Logger and Metrics (with their commons) came back into every function: about 32 KB of a read bundle (issue 30).
   http: { goal: 'HTTP read, health, docs, negotiate bundles', bytes: 220 * kib },
-  account: { goal: 'account bundles (/accounts/me…)', bytes: 300 * kib },
-  hub: { goal: 'hub and fan-out bundles', bytes: 250 * kib },
+  // 300 KB and 250 KB until DynamoDB and the management API went through the AWS SDK's clients (their credential
+  // chain and @smithy/core included) instead of a hand-written signed client: 49 KB became 427 KB minified (issue 30).
+  account: { goal: 'account bundles (/accounts/me…)', bytes: 640 * kib },
+  hub: { goal: 'hub and fan-out bundles', bytes: 480 * kib },
 } as const satisfies Record<string, SizeBudget>;
 
 /** The account routes: /accounts/me and what is under it (verify a token, provision, link a wallet), not /accounts/{address}. */

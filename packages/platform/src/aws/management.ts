@@ -30,17 +30,18 @@ export const managementSettings = {
   /** DNS and TCP to the regional endpoint take a few milliseconds. */
   connectionTimeoutMs: 300,
   /**
-   * Ten times a post's usual latency, TLS included; short, so that a post
+   * Tens of times a post's usual latency, TLS included (and room for the
+   * local stack's gateway on a loaded machine); short enough that a post
    * throttled at once still gets its retry (a wait of up to 1 s, or the
    * Retry-After, and one more attempt) within the deadline.
    */
-  requestTimeoutMs: 400,
+  requestTimeoutMs: 800,
   /**
    * A fan-out shard stops posting 2 s before its timeout
    * (limits.hub.shardDeadlineMarginMs): a post started just before then ends
-   * within 1.5 s, leaving the rest for removing a connection found gone.
+   * within 1.9 s.
    */
-  deadlineMs: 1_500,
+  deadlineMs: 1_900,
   atMostOnce: true,
 } as const;
 
