@@ -1,5 +1,7 @@
-import { loadavg } from 'node:os';
+import { cpus, loadavg } from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
+import type { Freshness } from '@hatchery/core/indexer/freshness';
+import { awaitMinBlock, parseMinBlock } from '@hatchery/core/indexer/min-block';
 import { limits } from '@hatchery/core/limits';
 import { loadAverage, type BenchSection } from './context';
 import { httpGet, measureInChild, printTable, type Figures, type Row } from './measure';
@@ -24,6 +26,25 @@ const cases = [
   { name: 'editions (default page)', path: '/editions?pageSize=20' },
   { name: 'sales (default page, 1M rows)', path: '/transparency/sales' },
 ];
+
+/**
+ * The parameter's own work on a request whose block is reached, in this process: parsing it, and comparing it with
+ * the instance's cached view of the index (the same promise the headers use). CPU µs per request.
+ */
+async function ownWorkMicros(block: string): Promise<number> {
+  const freshness: Promise<Freshness> = Promise.resolve({
+    chains: [{ chainId, block, safeBlock: block, finalizedBlock: block, blockTimestamp: new Date().toISOString(), lagSeconds: 0, ready: true }],
+  });
+  const calls = 200_000;
+  const run = async () => {
+    for (let i = 0; i < calls; i++) await awaitMinBlock(parseMinBlock(`${chainId}:${block}`)!, { read: () => freshness });
+  };
+  await run();
+  const before = process.cpuUsage();
+  await run();
+  const { user, system } = process.cpuUsage(before);
+  return (user + system) / calls;
+}
 
 /**
  * A list read with a `minBlock` the index has already reached, beside the same
@@ -63,6 +84,10 @@ export const minBlockBench: BenchSection = async ({ stack, sql, concurrency, dur
       console.log(`  ${name}: requests/s per run, without ${plain.map((f) => f.rps.toFixed(0)).join(' ')}; with ${withMinBlock.map((f) => f.rps.toFixed(0)).join(' ')}`);
     }
     printTable(`minBlock already reached (${load}; the index's position read at most once per ${limits.freshnessCacheMs} ms per instance)`, rows);
+    const micros = await ownWorkMicros(block);
+    // The load saturates the machine, so a request costs about cores / rps of its CPU.
+    const shares = rows.map((row) => `${((100 * micros * row.baseline.rps) / (cpus().length * 1e6)).toFixed(2)} % of a ${row.name.replace(/, minBlock$/, '')} request's`);
+    console.log(`minBlock's own work when reached: ${micros.toFixed(2)} µs of CPU a request (parse, compare with the cached position; load ${loadAverage()}): ${shares.join(', ')} ${cpus().length}-core machine time`);
   } finally {
     await sql.query('DROP TABLE indexer._ponder_checkpoint; DROP TABLE indexer._ponder_meta');
   }
