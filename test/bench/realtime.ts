@@ -225,7 +225,7 @@ async function seedConnections(client: DynamoDBDocumentClient, table: string, co
  * The realtime figures, through the whole local product: the stack's
  * listener, the sharded connection store (dynalite), the fan-out function in
  * the local Lambda service's worker threads, the management API over HTTP
- * with the service's own client, and the local WebSocket gateway; the clients, and the
+ * with the service's management client (the AWS SDK's), and the local WebSocket gateway; the clients, and the
  * count-only management endpoint, each in a process of their own.
  *  1. marketChanged to 1,000 and 10,000 clients, NOTIFY to the last client;
  *  2. forgeFulfilled, NOTIFY to the subscribed client, while such a broadcast is in flight;

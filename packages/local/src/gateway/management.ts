@@ -33,7 +33,7 @@ function readBody(request: IncomingMessage, maxBytes: number): Promise<Buffer | 
  * The WebSocket API's management API on the local gateway: POST sends to a
  * connection, DELETE closes it, GET describes it, and any id that is not an
  * open connection is 410 GoneException, as API Gateway answers: the service's
- * own client (core/aws) and the AWS SDK's work against it as against AWS.
+ * clients (the AWS SDK's, packages/platform/src/aws) work against it as against AWS.
  */
 export function managementApi(connections: ReadonlyMap<string, LiveConnection>, quota?: AccountQuota): LocalEndpoint {
   return async (request, response, url) => {
