@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { httpRoutes, type HttpRoute } from '@hatchery/functions/routes';
 import { parseEmf } from '@hatchery/local/metrics';
 import { client, freshCaller, type Challenge } from '../accounts/support';
+import { docBlock, where } from '../support/docs';
 import { startTestStack, type TestStack } from '../support/stack';
 import { httpEvent as event, stackBacking } from './lambda';
 
@@ -33,6 +34,7 @@ async function invoke(invocations: { route: HttpRoute; event: APIGatewayProxyEve
       ...stackBacking(stack),
       LOG_LEVEL: 'debug',
       AWS_LAMBDA_INITIALIZATION_TYPE: 'on-demand',
+      _X_AMZN_TRACE_ID: 'Root=1-6759e988-bd862e3fe1be46a994272793;Parent=53995c3f42cd8ad8;Sampled=0',
       INVOCATIONS: JSON.stringify(invocations.map(({ route, event }) => ({ handler: route.handler, event, functionName: event.routeKey }))),
       ...env,
     },
@@ -62,6 +64,11 @@ describe('log lines', () => {
       expect(line).toMatchObject({ service: 'hatchery', requestId: invocations[index]!.event.requestContext.requestId, accountId: caller.uid, function_name: invocations[index]!.event.routeKey, cold_start: index === 0 });
       expect(line.function_request_id).toEqual(expect.any(String));
     });
+    // The line docs/operating.md shows: the same keys in the same order, each value of the same type.
+    const documented = JSON.parse(docBlock('log-line').text) as Record<string, unknown>;
+    const typesOf = (line: Record<string, unknown>) => Object.entries(line).map(([key, value]) => [key, typeof value]);
+    expect(typesOf(logs[0]!), where(docBlock('log-line'))).toEqual(typesOf(documented));
+    expect(logs[0]!.xray_trace_id).toBe('1-6759e988-bd862e3fe1be46a994272793');
     expect(emf.length).toBeGreaterThanOrEqual(2);
     expect(stdout).not.toContain(me.token);
     expect(stdout).not.toContain(signature.slice(2));
