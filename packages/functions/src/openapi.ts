@@ -33,18 +33,55 @@ const examplesByPattern: Array<[RegExp, string]> = [
   [/^\^\[0-9a-f\]\{(\d+)\}\$$/, '9f86d081884c7d659a2feaa0c55ad015'],
 ];
 
-/** A value that fits `schema`, derived from it so examples never drift from the wire types. */
-export function exampleFor(schema: JsonSchema): unknown {
+/**
+ * Strings as npm start's demo data and the local stack have them (docs/local-stack.md#demo-data), by property name, so
+ * the explorer's examples read like answers rather than placeholders. The challenge's lines are those of core's
+ * challengeMessage, which this bundle cannot import without the database client.
+ */
+const demoStrings: Record<string, string> = {
+  name: 'Edition 7',
+  editionName: 'Edition 7',
+  artUri: 'ipfs://hatchery/editions/7.png',
+  nftName: 'Hatchling #1207',
+  id: 'alice',
+  email: 'alice@example.com',
+  nickname: 'Alice',
+  message: 'Link this wallet to your Hatchery account\n\nAccount: alice\nNonce: 9f86d081884c7d659a2feaa0c55ad015\nIssued At: 2026-01-01T12:00:00Z',
+  // A cursor as the server writes it: the list's binding, then the last row's sort keys (listedAtBlock, tokenId).
+  nextCursor: 'WyJYcTN2OXNLMkxtUGEiLCIxMDAwMzMzIiwiOTk5Il0',
+  tokenId: '1207',
+  editionId: '7',
+  requestId: '602',
+  blockTimestamp: '2026-01-01T12:00:00.000Z',
+  connectionId: 'Y29ubmVjdGlvbi0xMjM0NTY3ODkw',
+  connectionToken: 'Y29ubmVjdGlvbi0xMjM0NTY3ODkw',
+};
+
+/** The status a list's rows show first in the demo data, by the list's path. */
+const demoStatuses: Array<[RegExp, string]> = [
+  [/\/marketplace\/listings$/, 'Active'],
+  [/\/staking$/, 'Staked'],
+  [/\/forge-requests$/, 'Fulfilled'],
+];
+
+/** The demo strings for one route's examples: the table above, and the status its rows have. */
+const demoStringsFor = (path: string) => {
+  const status = demoStatuses.find(([pattern]) => pattern.test(path))?.[1];
+  return status ? { ...demoStrings, status } : demoStrings;
+};
+
+/** A value that fits `schema`, derived from it so examples never drift from the wire types; a string by its property's name where the demo data has one. */
+export function exampleFor(schema: JsonSchema, strings: Record<string, string> = demoStrings, name?: string): unknown {
   if (schema.examples?.length) return schema.examples[0];
   if (schema.const !== undefined) return schema.const;
   if (schema.enum?.length) return schema.enum[0];
-  if (schema.anyOf?.length) return exampleFor(schema.anyOf[0]!);
+  if (schema.anyOf?.length) return exampleFor(schema.anyOf[0]!, strings, name);
   const type = Array.isArray(schema.type) ? schema.type[0] : schema.type;
   switch (type) {
     case 'object':
-      return Object.fromEntries(Object.entries(schema.properties ?? {}).map(([name, property]) => [name, exampleFor(property)]));
+      return Object.fromEntries(Object.entries(schema.properties ?? {}).map(([property, each]) => [property, exampleFor(each, strings, property)]));
     case 'array':
-      return schema.items ? [exampleFor(schema.items)] : [];
+      return schema.items ? [exampleFor(schema.items, strings)] : [];
     case 'integer':
     case 'number':
       return Math.max(1, schema.minimum ?? 1);
@@ -52,6 +89,9 @@ export function exampleFor(schema: JsonSchema): unknown {
       return true;
     case 'string': {
       if (schema.format === 'date-time') return '2026-01-01T12:00:00.000Z';
+      // A name means different things in different lists (an account's id is text, an edition's a number): the pattern decides.
+      const demo = name !== undefined && Object.hasOwn(strings, name) ? strings[name] : undefined;
+      if (demo !== undefined && (!schema.pattern || new RegExp(schema.pattern).test(demo))) return demo;
       const known = schema.pattern && examplesByPattern.find(([pattern]) => pattern.test(schema.pattern!));
       return known ? known[1] : 'text';
     }
@@ -196,7 +236,7 @@ function successResponse(route: HttpRoute) {
       },
     },
   };
-  return { description: 'OK', ...indexed, content: { 'application/json': { schema, example: exampleFor(schema) } } };
+  return { description: 'OK', ...indexed, content: { 'application/json': { schema, example: exampleFor(schema, demoStringsFor(route.path)) } } };
 }
 
 function operation(name: string, route: HttpRoute) {
@@ -216,7 +256,7 @@ function operation(name: string, route: HttpRoute) {
     tags: [route.internal ? 'service' : (route.path.split('/')[1] ?? 'api')],
     security: route.auth === 'jwt' ? [{ bearer: [] }] : [],
     parameters: [...parameters(route, route.request?.params, 'path'), ...parameters(route, route.request?.query, 'query')],
-    ...(body && { requestBody: { required: true, content: { 'application/json': { schema: body, example: exampleFor(body) } } } }),
+    ...(body && { requestBody: { required: true, content: { 'application/json': { schema: body, example: exampleFor(body, demoStringsFor(route.path)) } } } }),
     ...(route.list && { 'x-default-order': defaultOrderOf(route.list) }),
     responses: {
       200: successResponse(route),
@@ -232,6 +272,9 @@ export function openApiDocument(routes: Record<string, HttpRoute> = httpRoutes) 
     if (route.method === 'OPTIONS' || route.method === 'ANY' || route.produces === 'other') continue;
     (paths[route.path] ??= {})[route.method.toLowerCase()] = operation(name, route);
   }
+  // Swagger UI shows the tags in this order: the API's own as the routes first name them, the service's own last.
+  const tagNames = [...new Set(Object.values(paths).flatMap((operations) => Object.values(operations).map((each) => (each as { tags: string[] }).tags[0]!)))];
+  const tags = [...tagNames.filter((tag) => tag !== 'service'), ...tagNames.filter((tag) => tag === 'service')].map((tag) => ({ name: tag }));
   return {
     openapi: '3.1.0',
     info: {
@@ -250,6 +293,7 @@ export function openApiDocument(routes: Record<string, HttpRoute> = httpRoutes) 
           '(locally: `npm run token -- --uid alice --email alice@example.com`, then **Authorize**).',
       ].join('\n'),
     },
+    tags,
     paths,
     components: {
       schemas: { Problem: outputSchema(problemSchema) },
