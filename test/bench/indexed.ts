@@ -64,7 +64,7 @@ async function planCheck(sql: pg.Pool, statements: Array<{ text: string; values:
 
 /**
  * Every list endpoint through the local gateway beside today's statement (the
- * page and its exact count in one, as before issue 10) sent straight through
+ * page and its exact count in one, as before counts were shared) sent straight through
  * pg, at the same concurrency. Both loads run in a process of their own.
  */
 export const indexedBench: BenchSection = async ({ stack, concurrency, durationMs, sql }) => {
@@ -89,6 +89,6 @@ export const indexedBench: BenchSection = async ({ stack, concurrency, durationM
     }
   }
   printTable('Indexed data (list endpoints; load generators in their own processes)', rows);
-  console.log(`Goals of issue 10 (counts shared for ${limits.countCache.ttlMs / 1000} s per instance):\n${goals.join('\n')}`);
+  console.log(`Goals of the indexed reads (counts shared for ${limits.countCache.ttlMs / 1000} s per instance):\n${goals.join('\n')}`);
   console.log(`Indexes used by the wallet-scoped pages and their counts (EXPLAIN; no sequential scan of ${largeTables.join(', ')}):\n${plans.join('\n')}`);
 };

@@ -14,7 +14,7 @@ import { selfTimes, type CpuProfile } from './cpu-profile';
 const workdir = mkdtempSync(join(tmpdir(), 'hatchery-instruments-'));
 afterAll(() => rmSync(workdir, { recursive: true, force: true }));
 
-describe('the size budgets of issue 21', () => {
+describe('the size budgets of test/infra/budgets.ts', () => {
   it('give /accounts/me and what is under it 300 KB, other HTTP routes 200 KB (wallet reads included), the hub and fan-out 250 KB; exempt the migrator alone', () => {
     const budgets = Object.fromEntries(Object.values(httpRoutes).map((route) => [`${route.method} ${route.path}`, sizeBudget({ role: 'http', key: `${route.method} ${route.path}` })]));
     expect(budgets['GET /accounts/me']).toBe(sizeBudgets.account);

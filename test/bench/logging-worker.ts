@@ -19,7 +19,7 @@ const candidates: Record<string, (i: number) => void> = {
     logger().info({ status: 200, durationMs: 3 }, 'request');
     clearLogContext();
   },
-  /** What it did until issue 21: pino, the same fields through its mixin, the same redaction, synchronous writes. */
+  /** What it did before its own logger: pino, the same fields through its mixin, the same redaction, synchronous writes. */
   'pino (mixin + redact)': (() => {
     let context: ReturnType<typeof fields> | undefined;
     const root = pino({ level: 'info', base: { service: 'hatchery' }, mixin: () => context ?? {}, redact: { paths: redactedPaths, censor: '[redacted]' } });

@@ -48,7 +48,7 @@ async function ownWorkMicros(block: string): Promise<number> {
 
 /**
  * A list read with a `minBlock` the index has already reached, beside the same
- * read without it, in the same run (issue 33: at most 5 % of throughput). The
+ * read without it, in the same run (the goal: at most 5 % of throughput). The
  * bench dataset has no Ponder, so the section writes Ponder's checkpoint
  * tables for its own runs, at the highest block of the sales, and drops them
  * after. Each pair runs twice, plain first then the other way round, so a

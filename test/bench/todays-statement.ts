@@ -2,7 +2,7 @@ import { orderBySql } from '@hatchery/core/query/compile';
 import { compilePage, type ListSource, type PageQuery, type ServerConditions, type Statement } from '@hatchery/core/query/page-query';
 
 /**
- * The statement every page ran before issue 10, kept as the bench's baseline:
+ * The statement every page ran before counts were shared and pages read by key, kept as the bench's baseline:
  * the exact count over the whole read model (joins included) driving a
  * lateral page query, in one round trip.
  */

@@ -145,7 +145,7 @@ export const warmBench: BenchSection = async ({ stack }) => {
 
 const cell = (value: number | undefined, digits: number, width: number) => (value === undefined || !Number.isFinite(value) ? '-' : value.toFixed(digits)).padStart(width);
 
-/** The table: per handler the medians over its processes (each column on its own), then issue 21's goals. */
+/** The table: per handler the medians over its processes (each column on its own), then the goals of test/infra/budgets.ts. */
 function printWarm(targets: readonly Target[], samples: readonly Sample[][], loadAtStart: string): void {
   console.log(
     `\nWarm invocations as deployed (LOG_LEVEL=info, metrics on, tracing on in Lambda's environment to an X-Ray daemon stand-in, ${sampledEvery === 1 ? 'every call sampled' : `1 call in ${sampledEvery} sampled as X-Ray's default rule samples a busy function`}), ` +
@@ -186,7 +186,7 @@ function printWarm(targets: readonly Target[], samples: readonly Sample[][], loa
   if (!measured.length) return;
   const overheads = measured.map((row) => row.overheadMs);
   const ratios = measured.flatMap((row) => (row.ratio === undefined ? [] : [row.ratio]));
-  console.log('Goals of issue 21 (test/infra/budgets.ts):');
+  console.log('Goals (test/infra/budgets.ts):');
   console.log(
     `  ${`warm overhead per invocation ≤ ${warmGoals.overheadMs} ms`.padEnd(44)} ${verdict(Math.max(...overheads) <= warmGoals.overheadMs)}: ` +
       `${overheads.filter((each) => each > warmGoals.overheadMs).length} of ${overheads.length} over; ${Math.min(...overheads).toFixed(3)}–${Math.max(...overheads).toFixed(3)} ms`,

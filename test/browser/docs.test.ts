@@ -3,7 +3,7 @@ import { demoSizes } from '@hatchery/local/demo-data';
 import { startTestStack, type TestStack } from '../support/stack';
 import { hasChromium, launchChromium, needsChromium, type Browser } from './chromium';
 
-/** Issue 12 item 8(a): the API explorer in a real browser. */
+/** The API explorer in a real browser. */
 describe.skipIf(!hasChromium)(`/docs in Chromium${needsChromium}`, () => {
   let stack: TestStack;
   let browser: Browser;

@@ -7,7 +7,7 @@ import { startTestStack, type TestStack } from '../support/stack';
 import { hasChromium, launchChromium, needsChromium, type Browser } from './chromium';
 import { serveOriginPage, type OriginPage } from './page';
 
-/** Issue 12 item 8(b, c): realtime events and the API in Chromium, from an allowed origin and from one that is not. */
+/** Realtime events and the API in Chromium, from an allowed origin and from one that is not. */
 interface RunResult {
   subscribed?: boolean;
   hubError?: string;

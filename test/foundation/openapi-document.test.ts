@@ -4,7 +4,7 @@ import { httpRoutes, type HttpRoute } from '@hatchery/functions/routes';
 import { linkWalletBodySchema } from '@hatchery/core/accounts/wire';
 import { patterns } from '@hatchery/core/limits';
 
-/** Issue 12 item 6: what the explorer shows comes from the route table and the read models, complete. */
+/** What the explorer shows comes from the route table and the read models, complete. */
 type Operation = {
   operationId: string;
   security: unknown[];

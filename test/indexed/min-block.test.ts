@@ -10,7 +10,7 @@ import { commandLines, docBlock, onStack, runShell, where } from '../support/doc
 import { startTestStack, type TestStack } from '../support/stack';
 
 /**
- * `minBlock` on every read of the indexer's data (issue 33), through the real
+ * `minBlock` on every read of the indexer's data, through the real
  * local gateway, with Ponder's bookkeeping tables (`_ponder_checkpoint`,
  * `_ponder_meta`) written here as Ponder writes them, so that the test moves
  * the index itself. test/ponder/ runs the same against a real Ponder.

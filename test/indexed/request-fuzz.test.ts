@@ -12,7 +12,7 @@ import { startTestStack, type TestStack } from '../support/stack';
 
 /**
  * Whole requests, fuzzed, through the real local gateway over HTTP: no input
- * may reach a 500 (issue 10). Every answer is 2xx/3xx, or a 4xx problem+json
+ * may reach a 500. Every answer is 2xx/3xx, or a 4xx problem+json
  * that shows neither SQL nor a stack.
  */
 let stack: TestStack;

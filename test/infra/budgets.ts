@@ -1,7 +1,7 @@
 import { httpRoutes, type HttpRouteName } from '@hatchery/functions/routes';
 
 /**
- * The goals of issue 21 (lean functions), in one place: test/infra/bundles.test.ts
+ * The goals of lean functions, in one place: test/infra/bundles.test.ts
  * asserts the size budgets; the bench's cold-start and warm sections print every
  * goal beside their figures.
  */
@@ -18,10 +18,10 @@ export interface SizeBudget {
 const kib = 1024;
 
 export const sizeBudgets = {
-  // 200 KB until Powertools Logger and Metrics (with their commons) came back into every function: about 32 KB of a read bundle (issue 30).
+  // 200 KB until Powertools Logger and Metrics (with their commons) came back into every function: about 32 KB of a read bundle.
   http: { goal: 'HTTP read, health, docs, negotiate bundles', bytes: 220 * kib },
   // 300 KB and 250 KB until DynamoDB and the management API went through the AWS SDK's clients (their credential
-  // chain and @smithy/core included) instead of a hand-written signed client: 49 KB became 427 KB minified (issue 30).
+  // chain and @smithy/core included) instead of a hand-written signed client: 49 KB became 427 KB minified.
   account: { goal: 'account bundles (/accounts/me…)', bytes: 640 * kib },
   hub: { goal: 'hub and fan-out bundles', bytes: 480 * kib },
 } as const satisfies Record<string, SizeBudget>;

@@ -53,7 +53,7 @@ describe('function bundles', () => {
     }
   });
 
-  it('keeps each function’s bundle within its budget of issue 21 (test/infra/budgets.ts; the migrator exempt)', () => {
+  it('keeps each function’s bundle within its budget (test/infra/budgets.ts; the migrator exempt)', () => {
     const over = rows.flatMap((row) => {
       const budget = sizeBudget({ role: row.via!, key: row.key });
       if (budget === 'exempt') return [];

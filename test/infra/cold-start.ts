@@ -364,7 +364,7 @@ function budgetCell(row: ColdStart): string {
 /**
  * One line per function: bundle size (and gzipped, about its zip), its size
  * budget, import time (Lambda's init phase) and, with a baseline, its ratio to
- * the pg-only bundle's, and the first call's time; then issue 21's goals.
+ * the pg-only bundle's, and the first call's time; then the goals of test/infra/budgets.ts.
  */
 export function printColdStarts(rows: readonly ColdStart[], options: { times?: number; baseline?: ColdStart; loadAtStart?: number } = {}): void {
   const { times = 1, baseline, loadAtStart = loadavg()[0]! } = options;

@@ -5,7 +5,7 @@ import { httpRoutes, type HttpRouteName } from '@hatchery/functions/routes';
 import { repositoryRoot } from './sst/platform';
 
 /**
- * The functions that never query the database (issue 21): pg is CommonJS, so
+ * The functions that never query the database: pg is CommonJS, so
  * esbuild keeps all of it (about 85 KB) once any module of the bundle imports
  * db.ts, even for one schema or list source the route table reads. The
  * descriptions live apart from the reads (core/query/page-query.ts beside

@@ -5,7 +5,7 @@ import { healthSchema } from '@hatchery/core/health';
 import { docBlock, docPages, githubSlug, parseDoc, repository, where, type DocPage } from '../support/docs';
 
 /**
- * Issue 22: a README of at most 250 lines, docs/ one page per topic, every
+ * A README of at most 250 lines, docs/ one page per topic, every
  * relative link and anchor resolving, and every fenced block either run by a
  * test (`<!-- tested: id -->`, which a test reads through docBlock) or marked with why it
  * cannot run here (`<!-- not run: reason -->`). The blocks checked without a

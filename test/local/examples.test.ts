@@ -8,7 +8,7 @@ import { freePort } from '@hatchery/local/ports';
 import { commandLines, docBlock, jsonValues, onStack, repository, runShell, where } from '../support/docs';
 
 /**
- * Issue 22: the examples a reader runs by hand, as README.md and docs/ write
+ * The examples a reader runs by hand, as README.md and docs/ write
  * them, against the stack their own `npm start` runs (its port and data dir
  * set as the docs say for a second stack: PORT, HATCHERY_DATA_DIR, and
  * HATCHERY_URL for the events example): the start command, a token and

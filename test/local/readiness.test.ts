@@ -3,7 +3,7 @@ import { WebSocket } from 'ws';
 import { httpRoutes } from '@hatchery/functions/routes';
 import { startGateway, type RunningGateway } from '@hatchery/local/gateway/server';
 
-/** Issue 12 item 1: the gateway takes its port at once but serves nothing until the stack says it is ready. */
+/** The gateway takes its port at once but serves nothing until the stack says it is ready. */
 let gateway: RunningGateway;
 let ready = false;
 

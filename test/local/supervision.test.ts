@@ -4,7 +4,7 @@ import { limits } from '@hatchery/core/limits';
 import { useLogDestination } from '@hatchery/platform/telemetry/logger';
 import { startTestStack, type TestStack } from '../support/stack';
 
-/** Issue 11 item 5: the embedded PostgreSQL, killed, comes back by itself on the same data, and the service recovers. */
+/** The embedded PostgreSQL, killed, comes back by itself on the same data, and the service recovers. */
 const lines: Array<{ message: string; attempt?: number; delayMs?: number; pid?: number }> = [];
 let stack: TestStack;
 

@@ -107,7 +107,7 @@ export const limits = {
   tokenClockSkewSeconds: 60,
   /** Request bodies above this are 413; the one JSON body the API takes (link wallet) is under 300 bytes. */
   requestBodyBytes: 16 * 1024,
-  /** The local stack's supervision of its embedded PostgreSQL (issue 11 item 5): delays double from the first to the cap. */
+  /** The local stack's supervision of its embedded PostgreSQL (docs/local-stack.md): delays double from the first to the cap. */
   embeddedPostgresRestart: {
     firstDelayMs: 250,
     maxDelayMs: 5_000,

@@ -17,7 +17,7 @@ export interface DemoSize {
 export const demoSizes = {
   /** What `npm start` serves: small enough to load in about a second. */
   demo: { editions: 40, nfts: 5_000, owners: 50, listings: 1_000, sales: 2_000, stakingPairs: 600, forgeRequests: 800, transfers: 2_000, referrers: 10 },
-  /** What `npm run bench` measures against (issue 4's dataset). */
+  /** What `npm run bench` measures against (docs/benchmarks.md). */
   bench: { editions: 500, nfts: 1_000_000, owners: 10_000, listings: 200_000, sales: 1_000_000, stakingPairs: 100_000, forgeRequests: 200_000, transfers: 200_000, referrers: 1_000 },
 } as const satisfies Record<string, DemoSize>;
 

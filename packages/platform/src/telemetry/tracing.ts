@@ -14,7 +14,7 @@ import { metricsService } from './metrics';
  * database round trip and AWS call. They are sent as independent subsegment
  * documents over UDP to the daemon Lambda runs, which is all the X-Ray SDK did
  * for us; the SDK and its dependencies were 120 KB of every function's bundle
- * (issue 21). The handler's document carries its first calls inside it, so an
+ * (measured when the functions were slimmed). The handler's document carries its first calls inside it, so an
  * invocation costs one datagram; calls beyond those go in documents of their
  * own, naming their parent, so a fan-out's thousands of posts never make one
  * document larger than a datagram.
