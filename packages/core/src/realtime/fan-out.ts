@@ -86,7 +86,8 @@ export async function post(recipients: AsyncIterable<string[]>, frame: string | 
           return;
         }
         delivery.gone++;
-        await store.remove(connectionId);
+        // Past the deadline, a removal (up to its own call deadline) could outlast the invocation's margin; the record's TTL removes it anyway.
+        if (Date.now() < stopAt) await store.remove(connectionId);
         return;
       } catch (error) {
         if (pace !== unpaced && isThrottled(error)) {
