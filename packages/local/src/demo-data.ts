@@ -62,10 +62,11 @@ export async function loadDemoData(client: Queryable, size: DemoSize): Promise<v
      SELECT CASE WHEN i % 1000 = 0 THEN ${huge} + i ELSE i END, ${address(`1 + (i * 7919) % ${s.owners}`)}, 1 + i % ${s.editions},
             i % 2, 'Hatchling #' || i, i % 10 = 0, i % 25 = 0
      FROM generate_series(1::bigint, ${s.nfts}) AS i`,
-    // One listing in a hundred names a token with no NFT row (the indexer has not seen its mint yet), so the left join
-    // has nothing to add; the exception, as on a live chain, and never among the newest, which a list shows first.
+    // Listing i sells NFT i (above 2^64 for every thousandth, as the NFTs have it). One listing in a hundred names a token
+    // with no NFT row (the indexer has not seen its mint yet), so the left join has nothing to add; the exception, as on a
+    // live chain, and never among the newest, which a list shows first.
     `INSERT INTO ${indexerTable('listings')}
-     SELECT CASE WHEN ${listingWithoutNft} THEN ${s.nfts} + i ELSE i END, ${address(`1 + (i * 7919) % ${s.owners}`)},
+     SELECT CASE WHEN ${listingWithoutNft} THEN ${s.nfts} + i WHEN i % 1000 = 0 THEN ${huge} + i ELSE i END, ${address(`1 + (i * 7919) % ${s.owners}`)},
             CASE WHEN i % 7 = 0 THEN ${huge} * 5 + i ELSE ${wei(`(1 + i % 1000)`)} END,
             CASE WHEN i % 10 < 7 THEN 'Active' WHEN i % 10 = 8 THEN 'Sold' ELSE 'Cancelled' END,
             CASE WHEN ${listingWithoutNft} THEN NULL ELSE 1 + i % ${s.editions} END,
