@@ -79,7 +79,8 @@ export function githubSlug(text: string): string {
 }
 
 const markerPattern = /^<!--\s*(tested|not run):\s*(.*?)\s*-->$/;
-const fencePattern = /^( {0,3})(`{3,}|~{3,})\s*([^`\s]*)[^`]*$/;
+// Any indentation: a fence inside a list item is indented to the item's content.
+const fencePattern = /^( *)(`{3,}|~{3,})\s*([^`\s]*)[^`]*$/;
 
 export function parseDoc(file: string, text: string = readFileSync(join(repository, file), 'utf8')): DocPage {
   const lines = text.split('\n');
@@ -95,7 +96,7 @@ export function parseDoc(file: string, text: string = readFileSync(join(reposito
       const [, , marks, lang] = fence;
       const body: string[] = [];
       let end = index + 1;
-      while (end < lines.length && !new RegExp(`^ {0,3}${marks![0]}{${marks!.length},}\\s*$`).test(lines[end]!)) body.push(lines[end++]!);
+      while (end < lines.length && !new RegExp(`^ *${marks![0]}{${marks!.length},}\\s*$`).test(lines[end]!)) body.push(lines[end++]!);
       const before = index > 0 ? lines[index - 1]!.trim() : '';
       const marked = markerPattern.exec(before);
       blocks.push({
