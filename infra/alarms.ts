@@ -139,7 +139,10 @@ export function createAlarms(observed: Observed, settings: DeploySettings): { to
   ];
   if (observed.proxyName) {
     // RDS Proxy publishes both metrics with the dimension set ProxyName alone (as well as per target group and target), so their ratio is the proxy's.
-    const proxy = (id: string, metricName: string) => ({ id, metric: { namespace: 'AWS/RDS', metricName, dimensions: { ProxyName: observed.proxyName! }, period: minute, stat: 'Maximum' } });
+    const proxy = (id: string, metricName: string) => ({
+      id,
+      metric: { namespace: 'AWS/RDS', metricName, dimensions: { ProxyName: observed.proxyName! }, period: minute, stat: 'Maximum' },
+    });
     alarms.push(
       new aws.cloudwatch.MetricAlarm('DatabaseConnections', {
         ...notify,
@@ -164,28 +167,59 @@ export function createAlarms(observed: Observed, settings: DeploySettings): { to
 function createDashboard(observed: Observed): aws.cloudwatch.Dashboard {
   const own = (...names: string[]) => names.map((name) => [observed.namespace, name, 'service', metricsService]);
   const byKind = (...names: string[]) => eventKinds.flatMap((kind) => names.map((name) => [observed.namespace, name, 'service', metricsService, 'kind', kind]));
-  const widget = (title: string, metrics: unknown[], stat = 'Sum') => ({ type: 'metric', width: 12, height: 6, properties: { title, metrics, stat, period: minute } });
-  const body = $resolve([aws.getRegionOutput().region, ...observed.functions.map((fn) => fn.functionName), observed.proxyName ?? '']).apply(([region, ...rest]) => {
-    const names = rest.slice(0, observed.functions.length) as string[];
-    const proxyName = rest.at(-1) as string;
-    const widgets = [
-      widget('Requests and status classes', own('Requests', 'Responses4xx', 'Responses5xx', 'Responses503')),
-      widget('Latency p50 / p99 (ms)', [...own('Latency').map((m) => [...m, { stat: 'p50' }]), ...own('Latency').map((m) => [...m, { stat: 'p99' }])], 'p99'),
-      widget('Database time and retries', own('DatabaseTime', 'DatabaseRetries')),
-      widget('Accounts', own('AccountsProvisioned', 'ProvisioningConflicts', 'ChallengesIssued', 'WalletsLinked', 'RateLimited')),
-      widget('Hub', own('HubConnects', 'HubConnectsRefused', 'HubDisconnects', 'HubSubscriptions')),
-      widget('Listener', own('ListenerHeartbeat', 'ListenerReads', 'ListenerNotifications')),
-      widget('Listener lag and read time (ms)', own('ListenerLag', 'ListenerReadTime'), 'Maximum'),
-      widget('Indexer lag behind its chain (s)', own('IndexerLag'), 'Maximum'),
-      widget('Events, posts sent, gone and failed by kind (listener and fan-out function)', byKind('ListenerEvents', 'ListenerPostsSent', 'ListenerGoneConnections', 'ListenerFailedPosts')),
-      widget('Fan-out time per event (ms)', byKind('ListenerFanOutTime'), 'Maximum'),
-      widget('Fan-out function: shard time p99 (ms)', byKind('FanOutShardTime'), 'p99'),
-      widget('Fan-out function: posts skipped at the deadline', byKind('FanOutSkippedPosts')),
-      widget('Lambda errors and throttles', names.flatMap((name) => [['AWS/Lambda', 'Errors', 'FunctionName', name], ['AWS/Lambda', 'Throttles', 'FunctionName', name]])),
-      widget('Lambda duration p99 (ms)', names.map((name) => ['AWS/Lambda', 'Duration', 'FunctionName', name]), 'p99'),
-      ...(proxyName ? [widget('RDS Proxy connections', [['AWS/RDS', 'DatabaseConnections', 'ProxyName', proxyName], ['AWS/RDS', 'MaxDatabaseConnectionsAllowed', 'ProxyName', proxyName]], 'Maximum')] : []),
-    ].map((each) => ({ ...each, properties: { ...each.properties, region } }));
-    return JSON.stringify({ widgets });
+  const widget = (title: string, metrics: unknown[], stat = 'Sum') => ({
+    type: 'metric',
+    width: 12,
+    height: 6,
+    properties: { title, metrics, stat, period: minute },
   });
+  const body = $resolve([aws.getRegionOutput().region, ...observed.functions.map((fn) => fn.functionName), observed.proxyName ?? '']).apply(
+    ([region, ...rest]) => {
+      const names = rest.slice(0, observed.functions.length) as string[];
+      const proxyName = rest.at(-1) as string;
+      const widgets = [
+        widget('Requests and status classes', own('Requests', 'Responses4xx', 'Responses5xx', 'Responses503')),
+        widget('Latency p50 / p99 (ms)', [...own('Latency').map((m) => [...m, { stat: 'p50' }]), ...own('Latency').map((m) => [...m, { stat: 'p99' }])], 'p99'),
+        widget('Database time and retries', own('DatabaseTime', 'DatabaseRetries')),
+        widget('Accounts', own('AccountsProvisioned', 'ProvisioningConflicts', 'ChallengesIssued', 'WalletsLinked', 'RateLimited')),
+        widget('Hub', own('HubConnects', 'HubConnectsRefused', 'HubDisconnects', 'HubSubscriptions')),
+        widget('Listener', own('ListenerHeartbeat', 'ListenerReads', 'ListenerNotifications')),
+        widget('Listener lag and read time (ms)', own('ListenerLag', 'ListenerReadTime'), 'Maximum'),
+        widget('Indexer lag behind its chain (s)', own('IndexerLag'), 'Maximum'),
+        widget(
+          'Events, posts sent, gone and failed by kind (listener and fan-out function)',
+          byKind('ListenerEvents', 'ListenerPostsSent', 'ListenerGoneConnections', 'ListenerFailedPosts'),
+        ),
+        widget('Fan-out time per event (ms)', byKind('ListenerFanOutTime'), 'Maximum'),
+        widget('Fan-out function: shard time p99 (ms)', byKind('FanOutShardTime'), 'p99'),
+        widget('Fan-out function: posts skipped at the deadline', byKind('FanOutSkippedPosts')),
+        widget(
+          'Lambda errors and throttles',
+          names.flatMap((name) => [
+            ['AWS/Lambda', 'Errors', 'FunctionName', name],
+            ['AWS/Lambda', 'Throttles', 'FunctionName', name],
+          ]),
+        ),
+        widget(
+          'Lambda duration p99 (ms)',
+          names.map((name) => ['AWS/Lambda', 'Duration', 'FunctionName', name]),
+          'p99',
+        ),
+        ...(proxyName
+          ? [
+              widget(
+                'RDS Proxy connections',
+                [
+                  ['AWS/RDS', 'DatabaseConnections', 'ProxyName', proxyName],
+                  ['AWS/RDS', 'MaxDatabaseConnectionsAllowed', 'ProxyName', proxyName],
+                ],
+                'Maximum',
+              ),
+            ]
+          : []),
+      ].map((each) => ({ ...each, properties: { ...each.properties, region } }));
+      return JSON.stringify({ widgets });
+    },
+  );
   return new aws.cloudwatch.Dashboard('Dashboard', { dashboardName: `${$app.name}-${$app.stage}`, dashboardBody: body });
 }

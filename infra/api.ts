@@ -31,7 +31,9 @@ export function createHttpApi(context: FunctionContext, settings: DeploySettings
   const functions: ObservedFunction[] = [];
   for (const route of Object.values<HttpRoute>(httpRoutes)) {
     const copyFiles = route.copyFiles?.map((file) => ({ ...file }));
-    const added = api.route(routeKey(route), lambda(route.handler, context, sizing.http, `${routeKey(route)}: ${route.summary}`, { copyFiles }), { auth: false });
+    const added = api.route(routeKey(route), lambda(route.handler, context, sizing.http, `${routeKey(route)}: ${route.summary}`, { copyFiles }), {
+      auth: false,
+    });
     functions.push({ name: routeKey(route), functionName: added.nodes.function.name });
   }
   return { api, functions };

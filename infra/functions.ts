@@ -10,7 +10,13 @@ export interface FunctionContext {
   environment: Record<string, string>;
 }
 
-export function functionContext(vpc: sst.aws.Vpc, databaseUrl: DatabaseUrl, table: sst.aws.Dynamo, secrets: Secrets, settings: DeploySettings): FunctionContext {
+export function functionContext(
+  vpc: sst.aws.Vpc,
+  databaseUrl: DatabaseUrl,
+  table: sst.aws.Dynamo,
+  secrets: Secrets,
+  settings: DeploySettings,
+): FunctionContext {
   return {
     vpc,
     link: [databaseUrl, table, secrets.idpProjectId, secrets.corsOrigins, secrets.corsAllowedHostSuffixes, secrets.originVerify],
@@ -73,7 +79,9 @@ export function lambda(
   context: FunctionContext,
   size: (typeof sizing)[keyof typeof sizing],
   description: string,
-  extra: Omit<sst.aws.FunctionArgs, 'handler' | 'vpc' | 'link' | 'memory' | 'timeout' | 'description' | 'permissions'> & { permissions?: sst.aws.FunctionPermissionArgs[] } = {},
+  extra: Omit<sst.aws.FunctionArgs, 'handler' | 'vpc' | 'link' | 'memory' | 'timeout' | 'description' | 'permissions'> & {
+    permissions?: sst.aws.FunctionPermissionArgs[];
+  } = {},
 ): sst.aws.FunctionArgs {
   return {
     handler,

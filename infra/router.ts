@@ -35,7 +35,12 @@ export function rateLimitExemptPaths(routes: readonly HttpRoute[]): string[] {
  */
 export function exemptFromRateLimit(paths: readonly string[]): aws.types.input.wafv2.WebAclRuleStatementRateBasedStatementScopeDownStatement | undefined {
   const exactly = (path: string): aws.types.input.wafv2.WebAclRuleStatement => ({
-    byteMatchStatement: { fieldToMatch: { uriPath: {} }, positionalConstraint: 'EXACTLY', searchString: path, textTransformations: [{ priority: 0, type: 'NONE' }] },
+    byteMatchStatement: {
+      fieldToMatch: { uriPath: {} },
+      positionalConstraint: 'EXACTLY',
+      searchString: path,
+      textTransformations: [{ priority: 0, type: 'NONE' }],
+    },
   });
   if (!paths.length) return undefined;
   return { notStatement: { statements: [paths.length === 1 ? exactly(paths[0]!) : { orStatement: { statements: paths.map(exactly) } }] } };
@@ -92,7 +97,11 @@ export function createRouter(api: sst.aws.ApiGatewayV2, hub: sst.aws.ApiGatewayW
       waf: (args) => {
         const scopeDownStatement = exemptFromRateLimit(rateLimitExemptPaths(Object.values<HttpRoute>(httpRoutes)));
         args.rules = $output(args.rules ?? []).apply((rules) =>
-          rules.map((rule) => (rule.statement.rateBasedStatement ? { ...rule, statement: { rateBasedStatement: { ...rule.statement.rateBasedStatement, scopeDownStatement } } } : rule)),
+          rules.map((rule) =>
+            rule.statement.rateBasedStatement
+              ? { ...rule, statement: { rateBasedStatement: { ...rule.statement.rateBasedStatement, scopeDownStatement } } }
+              : rule,
+          ),
         );
       },
       cachePolicy: (args) => {

@@ -1,7 +1,10 @@
 import { configSchema, linkedResources } from '@hatchery/platform/config';
 import * as z from '@hatchery/platform/schema';
 
-const flag = z.pipe(z._default(z.enum(['true', 'false']), 'false'), z.transform((value: 'true' | 'false') => value === 'true'));
+const flag = z.pipe(
+  z._default(z.enum(['true', 'false']), 'false'),
+  z.transform((value: 'true' | 'false') => value === 'true'),
+);
 
 /**
  * What a platform team may choose per deploy, read from the environment of

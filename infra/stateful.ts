@@ -18,7 +18,8 @@ export const statefulResources: Readonly<Record<string, string>> = {
   'aws:rds/proxyTarget:ProxyTarget': 'the proxy’s link to the instance',
   'aws:secretsmanager/secret:Secret': 'the database credentials RDS Proxy signs in with',
   'aws:secretsmanager/secretVersion:SecretVersion': 'the database credentials RDS Proxy signs in with',
-  'random:index/randomPassword:RandomPassword': 'a generated secret (the database password, the origin-verification secret): a new one locks out what holds the old',
+  'random:index/randomPassword:RandomPassword':
+    'a generated secret (the database password, the origin-verification secret): a new one locks out what holds the old',
   'random:index/randomId:RandomId': 'the final snapshot’s name, which a restore looks it up by',
   'aws:dynamodb/table:Table': 'the hub’s connections and groups and the rate-limit counters',
   'aws:cloudwatch/logGroup:LogGroup': 'the logs kept for the group’s retention',

@@ -50,7 +50,9 @@ async function forge(uid: string, options: { claims?: Record<string, unknown>; h
     ...options.claims,
   };
   for (const [name, value] of Object.entries(claims)) if (value === undefined) delete claims[name];
-  return new SignJWT(claims as JWTPayload).setProtectedHeader({ alg: 'RS256', kid: trustedKid, typ: 'JWT', ...options.header } as never).sign(options.key ?? trustedKey);
+  return new SignJWT(claims as JWTPayload)
+    .setProtectedHeader({ alg: 'RS256', kid: trustedKid, typ: 'JWT', ...options.header } as never)
+    .sign(options.key ?? trustedKey);
 }
 
 const encode = (value: unknown) => base64url.encode(JSON.stringify(value));
@@ -122,21 +124,30 @@ describe('missing or invalid tokens: 401, WWW-Authenticate: Bearer, and no accou
     ['nbf in the future', (uid) => forge(uid, { claims: { nbf: now() + 600 } })],
     ['another audience', (uid) => forge(uid, { claims: { aud: 'another-project' } })],
     ['another issuer', (uid) => forge(uid, { claims: { iss: 'https://securetoken.google.com/another-project' } })],
-    ['another project (issuer and audience)', (uid) => forge(uid, { claims: { iss: 'https://securetoken.google.com/another-project', aud: 'another-project' } })],
+    [
+      'another project (issuer and audience)',
+      (uid) => forge(uid, { claims: { iss: 'https://securetoken.google.com/another-project', aud: 'another-project' } }),
+    ],
     ['an issuer that is not securetoken', (uid) => forge(uid, { claims: { iss: 'https://accounts.example.com/hatchery-local' } })],
     ['alg none, known kid', async (uid) => unsigned(uid, trustedKid)],
     ['alg none, no kid', async (uid) => unsigned(uid, '').replace(encode({ alg: 'none', kid: '', typ: 'JWT' }), encode({ alg: 'none', typ: 'JWT' }))],
     ['HS256 signed with the public key', hmacWithPublicKey],
     ['an unknown kid', async (uid) => forge(uid, { header: { kid: 'nobody-knows-me' }, key: (await generateKeyPair('RS256')).privateKey })],
     ['a known kid but another key', async (uid) => forge(uid, { key: (await generateKeyPair('RS256')).privateKey })],
-    ['RS384 with a key published for RS256', async (uid) => forge(uid, { header: { alg: 'RS384' }, key: (await importJWK(trustedPrivateJwk, 'RS384')) as CryptoKey })],
+    [
+      'RS384 with a key published for RS256',
+      async (uid) => forge(uid, { header: { alg: 'RS384' }, key: (await importJWK(trustedPrivateJwk, 'RS384')) as CryptoKey }),
+    ],
     ['a truncated signature', async (uid) => (await forge(uid)).slice(0, -8)],
     ['no signature part', async (uid) => (await forge(uid)).split('.').slice(0, 2).join('.')],
     ['a truncated token', async (uid) => (await forge(uid)).slice(0, 40)],
-    ['a tampered payload', async (uid) => {
-      const [header, , signature] = (await forge(uid)).split('.');
-      return `${header}.${encode({ iss: issuer, aud: projectId, sub: uid, user_id: uid, email: `${uid}@example.com`, iat: now(), exp: now() + 7200 })}.${signature}`;
-    }],
+    [
+      'a tampered payload',
+      async (uid) => {
+        const [header, , signature] = (await forge(uid)).split('.');
+        return `${header}.${encode({ iss: issuer, aud: projectId, sub: uid, user_id: uid, email: `${uid}@example.com`, iat: now(), exp: now() + 7200 })}.${signature}`;
+      },
+    ],
     ['no user_id nor sub', (uid) => forge(uid, { claims: { user_id: undefined, sub: undefined } })],
     ['empty user_id and sub', (uid) => forge(uid, { claims: { user_id: '', sub: '' } })],
     ['no expiry', (uid) => forge(uid, { claims: { exp: undefined } })],
@@ -175,7 +186,12 @@ describe('missing or invalid tokens: 401, WWW-Authenticate: Bearer, and no accou
     ['Bearer without a token', 'Bearer '],
   ])('%s → 401 on every protected endpoint', async (_name, authorization) => {
     const headers: Record<string, string> = authorization === undefined ? {} : { authorization };
-    for (const [method, path] of [['GET', '/accounts/me'], ['POST', '/accounts/me/wallet/nonce'], ['POST', '/accounts/me/wallet'], ['DELETE', '/accounts/me/wallet']] as const) {
+    for (const [method, path] of [
+      ['GET', '/accounts/me'],
+      ['POST', '/accounts/me/wallet/nonce'],
+      ['POST', '/accounts/me/wallet'],
+      ['DELETE', '/accounts/me/wallet'],
+    ] as const) {
       const response = await fetch(`${stack.url}${path}`, { method, headers });
       expect(response.status, `${method} ${path}`).toBe(401);
       expect(response.headers.get('www-authenticate')).toMatch(/^Bearer\b/);

@@ -58,9 +58,13 @@ describe('per-account limit on the two wallet POSTs', () => {
     await awayFromWindowEdge();
     const windowStart = Math.floor(Date.now() / minute) * minute;
     for (let i = 0; i < 3; i++) await api.nonce();
-    const documents = DynamoDBDocumentClient.from(new DynamoDBClient({ endpoint: stack.dynamoEndpoint, region: 'us-east-1', credentials: { accessKeyId: 'local', secretAccessKey: 'local' } }));
+    const documents = DynamoDBDocumentClient.from(
+      new DynamoDBClient({ endpoint: stack.dynamoEndpoint, region: 'us-east-1', credentials: { accessKeyId: 'local', secretAccessKey: 'local' } }),
+    );
     try {
-      const { Item } = await documents.send(new GetCommand({ TableName: 'hatchery', Key: { pk: `ratelimit#wallet-post#${caller.uid}`, sk: String(windowStart) } }));
+      const { Item } = await documents.send(
+        new GetCommand({ TableName: 'hatchery', Key: { pk: `ratelimit#wallet-post#${caller.uid}`, sk: String(windowStart) } }),
+      );
       expect(Item).toMatchObject({ hits: 3 });
       expect(Item!.expiresAt).toBe((windowStart + 2 * minute) / 1000);
     } finally {

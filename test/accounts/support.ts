@@ -75,14 +75,22 @@ export function freshCaller(prefix: string, extra: Partial<Caller> = {}): Caller
 }
 
 export async function accountRow(stack: TestStack, id: string) {
-  const rows = await stack.sql<{ id: string; email: string; nickname: string; status: string; wallet_address: string | null; wallet_linked_at: Date | null; created_at: Date; updated_at: Date }>(
-    'SELECT * FROM hatchery.accounts WHERE id = $1',
-    [id],
-  );
+  const rows = await stack.sql<{
+    id: string;
+    email: string;
+    nickname: string;
+    status: string;
+    wallet_address: string | null;
+    wallet_linked_at: Date | null;
+    created_at: Date;
+    updated_at: Date;
+  }>('SELECT * FROM hatchery.accounts WHERE id = $1', [id]);
   return rows[0];
 }
 
 export async function challengeRow(stack: TestStack, accountId: string) {
-  const rows = await stack.sql<{ nonce: string; message: string; expires_at: Date }>('SELECT * FROM hatchery.wallet_challenges WHERE account_id = $1', [accountId]);
+  const rows = await stack.sql<{ nonce: string; message: string; expires_at: Date }>('SELECT * FROM hatchery.wallet_challenges WHERE account_id = $1', [
+    accountId,
+  ]);
   return rows[0];
 }

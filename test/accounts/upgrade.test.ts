@@ -36,7 +36,9 @@ interface Stored {
   challenge?: Challenge;
 }
 
-const migrations = readdirSync(migrationsDir).filter((file) => file.endsWith('.sql')).sort();
+const migrations = readdirSync(migrationsDir)
+  .filter((file) => file.endsWith('.sql'))
+  .sort();
 const work = mkdtempSync(join(tmpdir(), 'hatchery-upgrade-'));
 // The database runs as the `postgres` system user, which must reach its folder inside.
 chmodSync(work, 0o755);
@@ -61,8 +63,14 @@ async function snapshot(): Promise<Snapshot> {
     `SELECT table_name AS name FROM information_schema.tables WHERE table_schema = $1 AND table_type = 'BASE TABLE' AND table_name <> 'pgmigrations'`,
     [serviceSchema],
   );
-  for (const { name } of names) tables[name] = (await pool.query<{ row: Record<string, unknown> }>(`SELECT to_jsonb(t) AS row FROM ${serviceSchema}.${pg.escapeIdentifier(name)} t`)).rows.map((each) => each.row);
-  const { rows: sequences } = await pool.query<{ name: string; position: string | null }>(`SELECT sequencename AS name, last_value AS position FROM pg_sequences WHERE schemaname = $1`, [serviceSchema]);
+  for (const { name } of names)
+    tables[name] = (
+      await pool.query<{ row: Record<string, unknown> }>(`SELECT to_jsonb(t) AS row FROM ${serviceSchema}.${pg.escapeIdentifier(name)} t`)
+    ).rows.map((each) => each.row);
+  const { rows: sequences } = await pool.query<{ name: string; position: string | null }>(
+    `SELECT sequencename AS name, last_value AS position FROM pg_sequences WHERE schemaname = $1`,
+    [serviceSchema],
+  );
   const dynamoClient = new DynamoDBClient({ endpoint: dynamo.endpoint, region: 'us-east-1', credentials: { accessKeyId: 'local', secretAccessKey: 'local' } });
   const { Items = [] } = await dynamoClient.send(new ScanCommand({ TableName: config().DYNAMODB_TABLE }));
   dynamoClient.destroy();
@@ -88,7 +96,8 @@ function losses(before: Snapshot, after: Snapshot): string[] {
     }
   }
   for (const [sequence, position] of Object.entries(before.sequences))
-    if (!(sequence in after.sequences) || after.sequences[sequence]! < position) found.push(`${sequence}: was at ${position}, now ${after.sequences[sequence] ?? 'gone'}`);
+    if (!(sequence in after.sequences) || after.sequences[sequence]! < position)
+      found.push(`${sequence}: was at ${position}, now ${after.sequences[sequence] ?? 'gone'}`);
   if (JSON.stringify(after.rateLimitItems) !== JSON.stringify(before.rateLimitItems)) found.push('the rate-limit counters changed');
   return found;
 }
@@ -106,7 +115,11 @@ async function storeThroughApi(stack: RunningStack, release: string): Promise<vo
       continue;
     }
     const wallet = privateKeyToAccount(generatePrivateKey());
-    const reply = await api.link({ address: wallet.address, signature: await wallet.signMessage({ message: challenge.body.message }), nonce: challenge.body.nonce });
+    const reply = await api.link({
+      address: wallet.address,
+      signature: await wallet.signMessage({ message: challenge.body.message }),
+      nonce: challenge.body.nonce,
+    });
     expect(reply.status, `${release}: ${JSON.stringify(reply.body)}`).toBe(200);
     stored.push({ release, caller, account: reply.body });
   }
@@ -177,7 +190,11 @@ describe('upgrading release by release', () => {
       const opened = stored.find((each) => each.challenge)!;
       const wallet = privateKeyToAccount(generatePrivateKey());
       const api = await client(stack as unknown as TestStack, opened.caller);
-      const reply = await api.link({ address: wallet.address, signature: await wallet.signMessage({ message: opened.challenge!.message }), nonce: opened.challenge!.nonce });
+      const reply = await api.link({
+        address: wallet.address,
+        signature: await wallet.signMessage({ message: opened.challenge!.message }),
+        nonce: opened.challenge!.nonce,
+      });
       expect(reply.status, JSON.stringify(reply.body)).toBe(200);
     } finally {
       await stack.stop();
@@ -188,7 +205,8 @@ describe('upgrading release by release', () => {
     const before = await snapshot();
     const stack = await start(releaseDir(migrations.length - 1));
     try {
-      for (const { release, caller, account } of stored) expect((await (await client(stack as unknown as TestStack, caller)).me()).body.id, release).toBe(account.id);
+      for (const { release, caller, account } of stored)
+        expect((await (await client(stack as unknown as TestStack, caller)).me()).body.id, release).toBe(account.id);
     } finally {
       await stack.stop();
     }
@@ -196,7 +214,16 @@ describe('upgrading release by release', () => {
   });
 
   it('finds what an up step loses: a dropped column, a deleted row, a sequence set back', () => {
-    const before: Snapshot = { tables: { accounts: [{ id: 'a', nickname: 'Alice' }, { id: 'b', nickname: 'Bob' }] }, sequences: { market_version: 7 }, rateLimitItems: [] };
+    const before: Snapshot = {
+      tables: {
+        accounts: [
+          { id: 'a', nickname: 'Alice' },
+          { id: 'b', nickname: 'Bob' },
+        ],
+      },
+      sequences: { market_version: 7 },
+      rateLimitItems: [],
+    };
     const after: Snapshot = { tables: { accounts: [{ id: 'a' }] }, sequences: { market_version: 1 }, rateLimitItems: [] };
     expect(losses(before, after)).toEqual([
       'accounts: {"id":"a","nickname":"Alice"} is gone or changed',

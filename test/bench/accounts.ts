@@ -65,14 +65,22 @@ export const accountsBench: BenchSection = async ({ stack, concurrency, duration
   const me = await measure(() => httpGet(meUrl, { authorization: `Bearer ${token}` }), { concurrency, durationMs });
   const verify = await measure(() => verifyIdToken(token), { concurrency, durationMs });
   printTable('Accounts: GET /accounts/me', [
-    { name: 'GET /accounts/me (bearer token)', gateway: me, baseline: verify, baselineName: `the JWT verification alone (aws-jwt-verify, JWKS cached), in-process, concurrency ${concurrency}` },
+    {
+      name: 'GET /accounts/me (bearer token)',
+      gateway: me,
+      baseline: verify,
+      baselineName: `the JWT verification alone (aws-jwt-verify, JWKS cached), in-process, concurrency ${concurrency}`,
+    },
   ]);
 
   const flows = Number(process.env.BENCH_LINK_FLOWS ?? 400);
   const inputs: Array<{ token: string; wallet: PrivateKeyAccount }> = [];
   for (let i = 0; i < flows; i++) {
     const uid = `bench-link-${i}`;
-    inputs.push({ token: await stack.idp.signToken({ uid, email: `${uid}@example.com`, name: `Bench ${i}` }), wallet: privateKeyToAccount(generatePrivateKey()) });
+    inputs.push({
+      token: await stack.idp.signToken({ uid, email: `${uid}@example.com`, name: `Bench ${i}` }),
+      wallet: privateKeyToAccount(generatePrivateKey()),
+    });
   }
   const link = await measureEach(
     inputs,
@@ -88,6 +96,11 @@ export const accountsBench: BenchSection = async ({ stack, concurrency, duration
   const signature = await sample.wallet.signMessage({ message });
   const recover = await measure(() => recoverMessageAddress({ message, signature }), { concurrency, durationMs });
   printTable('Accounts: wallet link flow', [
-    { name: `nonce → sign → link, new account (${flows})`, gateway: link, baseline: recover, baselineName: `the signature recovery alone (viem recoverMessageAddress), in-process, concurrency ${concurrency}` },
+    {
+      name: `nonce → sign → link, new account (${flows})`,
+      gateway: link,
+      baseline: recover,
+      baselineName: `the signature recovery alone (viem recoverMessageAddress), in-process, concurrency ${concurrency}`,
+    },
   ]);
 };

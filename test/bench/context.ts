@@ -1,5 +1,5 @@
 import { loadavg } from 'node:os';
-import pg from 'pg';
+import type pg from 'pg';
 import type { RunningStack } from '@hatchery/local/stack';
 
 /** What every benchmark section gets: the running stack on the bench dataset, and a pool for raw-SQL baselines. */

@@ -27,7 +27,8 @@ const idle = new Set(['(idle)', '(root)']);
 function locator(root: string): (callFrame: CpuProfile['nodes'][number]['callFrame']) => { name: string; location: string } {
   const maps = new Map<string, { map: SourceMap; dir: string } | undefined>();
   const mapOf = (file: string) => {
-    if (!maps.has(file)) maps.set(file, existsSync(`${file}.map`) ? { map: new SourceMap(JSON.parse(readFileSync(`${file}.map`, 'utf8'))), dir: dirname(file) } : undefined);
+    if (!maps.has(file))
+      maps.set(file, existsSync(`${file}.map`) ? { map: new SourceMap(JSON.parse(readFileSync(`${file}.map`, 'utf8'))), dir: dirname(file) } : undefined);
     return maps.get(file);
   };
   return ({ functionName, url, lineNumber, columnNumber }) => {
@@ -81,7 +82,9 @@ export function printTopFrames(profile: CpuProfile, root: string, count = 15): v
   const fit = (text: string, width: number) => (text.length <= width ? text : `…${text.slice(text.length - width + 1)}`);
   console.log(`${'frame'.padEnd(36)} ${'file:line'.padEnd(72)} ${'self ms'.padStart(8)} ${'%'.padStart(6)}`);
   for (const frame of frames.slice(0, count)) {
-    console.log(`${fit(frame.name, 36).padEnd(36)} ${fit(frame.location, 72).padEnd(72)} ${frame.selfMs.toFixed(1).padStart(8)} ${((100 * frame.selfMs) / busyMs).toFixed(1).padStart(6)}`);
+    console.log(
+      `${fit(frame.name, 36).padEnd(36)} ${fit(frame.location, 72).padEnd(72)} ${frame.selfMs.toFixed(1).padStart(8)} ${((100 * frame.selfMs) / busyMs).toFixed(1).padStart(6)}`,
+    );
   }
   console.log(`(${busyMs.toFixed(0)} ms busy, the % base; ${idleMs.toFixed(0)} ms idle, waiting on PostgreSQL)`);
 }

@@ -40,7 +40,10 @@ async function cursorAt(sql: pg.Pool, depth: Depth): Promise<{ cursor: string; r
   const { where, terms, params } = compilePage(depth.source, request, depth.serverConditions);
   const joins = depth.source.joins ? ` ${depth.source.joins}` : '';
   const offset = params.add(row - 1);
-  const { rows } = await sql.query(`SELECT ${keyColumns(terms)} FROM ${depth.source.table}${joins}${where} ORDER BY ${orderBySql(terms)} OFFSET ${offset} LIMIT 1`, params.values);
+  const { rows } = await sql.query(
+    `SELECT ${keyColumns(terms)} FROM ${depth.source.table}${joins}${where} ORDER BY ${orderBySql(terms)} OFFSET ${offset} LIMIT 1`,
+    params.values,
+  );
   return { cursor: encodeCursor(binding, keysOf(rows[0]!, terms)), row };
 }
 
@@ -59,7 +62,8 @@ export const cursorBench: BenchSection = async ({ stack, sql, concurrency, durat
   const firstPages = new Map<string, Figures>();
   const rows: Row[] = [];
   const plans: string[] = [];
-  const row = (name: string, gateway: Figures, baseline: Figures) => rows.push({ name, gateway, baseline, baselineName: `the first page of the same list (${pageSize} rows), measured in this run` });
+  const row = (name: string, gateway: Figures, baseline: Figures) =>
+    rows.push({ name, gateway, baseline, baselineName: `the first page of the same list (${pageSize} rows), measured in this run` });
   for (const { list, path } of [depths[0]!, depths[2]!]) {
     const first = await measure(`${stack.url}${path}?pageSize=${pageSize}`);
     firstPages.set(list, first);
@@ -71,7 +75,8 @@ export const cursorBench: BenchSection = async ({ stack, sql, concurrency, durat
     const url = `${stack.url}${depth.path}?pageSize=${pageSize}&after=${cursor}`;
     const body = JSON.parse(await httpGet(url)) as { items: unknown[]; nextCursor?: string };
     const name = `${depth.list}: cursor at row ${at.toLocaleString('en')}`;
-    if (depth.at === 'last' ? body.items.length !== 0 || body.nextCursor : body.items.length !== pageSize) throw new Error(`${name}: ${body.items.length} items`);
+    if (depth.at === 'last' ? body.items.length !== 0 || body.nextCursor : body.items.length !== pageSize)
+      throw new Error(`${name}: ${body.items.length} items`);
     plans.push(`  ${name.padEnd(40)} ${await plan(sql, depth, cursor)}`);
     row(name, await measure(url), firstPages.get(depth.list)!);
   }
@@ -85,7 +90,10 @@ export const cursorBench: BenchSection = async ({ stack, sql, concurrency, durat
   let after: string | undefined;
   let pages = 0;
   do {
-    const body = JSON.parse(await httpGet(`${stack.url}/transparency/sales?pageSize=100${after ? `&after=${after}` : ''}`)) as { items: { tokenId: string; blockNumber: string; price: string; seller: string; buyer: string }[]; nextCursor?: string };
+    const body = JSON.parse(await httpGet(`${stack.url}/transparency/sales?pageSize=100${after ? `&after=${after}` : ''}`)) as {
+      items: { tokenId: string; blockNumber: string; price: string; seller: string; buyer: string }[];
+      nextCursor?: string;
+    };
     for (const sale of body.items) seen.add(JSON.stringify(sale));
     items += body.items.length;
     after = body.nextCursor;
@@ -93,5 +101,7 @@ export const cursorBench: BenchSection = async ({ stack, sql, concurrency, durat
   } while (after);
   const seconds = (performance.now() - started) / 1000;
   const [{ total }] = (await sql.query<{ total: string }>('SELECT count(*)::text AS total FROM "indexer".sales')).rows as [{ total: string }];
-  console.log(`A walk of every sale by cursor, 100 a page, one client: ${pages.toLocaleString('en')} pages, ${items.toLocaleString('en')} sales (${seen.size.toLocaleString('en')} distinct in every field) of ${Number(total).toLocaleString('en')} in ${seconds.toFixed(1)} s`);
+  console.log(
+    `A walk of every sale by cursor, 100 a page, one client: ${pages.toLocaleString('en')} pages, ${items.toLocaleString('en')} sales (${seen.size.toLocaleString('en')} distinct in every field) of ${Number(total).toLocaleString('en')} in ${seconds.toFixed(1)} s`,
+  );
 };

@@ -5,7 +5,10 @@ function ticksOf(pid: string, withChildren: boolean): { ticks: number; parent: n
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
     // Fields after the command name, which may itself hold spaces and parentheses.
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ').map(Number);
+    const fields = stat
+      .slice(stat.lastIndexOf(')') + 2)
+      .split(' ')
+      .map(Number);
     const [parent, utime, stime, cutime, cstime] = [fields[1]!, fields[11]!, fields[12]!, fields[13]!, fields[14]!];
     return { ticks: utime + stime + (withChildren ? cutime + cstime : 0), parent };
   } catch {

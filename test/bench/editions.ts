@@ -15,7 +15,14 @@ export const editionsBench: BenchSection = async ({ stack, concurrency, duration
     const url = `${stack.url}/editions?${new URLSearchParams(query)}`;
     const statement = todaysStatement(editionsSource, pageQuerySchema.parse(query));
     const gateway = await measureInChild({ kind: 'http', url, concurrency, durationMs, postgresPid: stack.postgres?.pid });
-    const baseline = await measureInChild({ kind: 'sql', databaseUrl: stack.databaseUrl, statement, concurrency, durationMs, postgresPid: stack.postgres?.pid });
+    const baseline = await measureInChild({
+      kind: 'sql',
+      databaseUrl: stack.databaseUrl,
+      statement,
+      concurrency,
+      durationMs,
+      postgresPid: stack.postgres?.pid,
+    });
     rows.push({ name, gateway, baseline, baselineName: `today's statement (page and exact count in one) as raw SQL through pg, concurrency ${concurrency}` });
   }
   printTable('Editions', rows);

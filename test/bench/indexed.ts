@@ -1,4 +1,4 @@
-import pg from 'pg';
+import type pg from 'pg';
 import { forgeRequestsSource, requestedBy } from '@hatchery/core/indexer/forge-requests';
 import { activeListings, listingsSource } from '@hatchery/core/indexer/listings';
 import { nftsSource, ownedNfts } from '@hatchery/core/indexer/nfts';
@@ -29,7 +29,14 @@ export const wallet = demoAddress(0xabc);
 const mixedCase = `0x${wallet.slice(2).toUpperCase()}`;
 
 const cases: Case[] = [
-  { name: 'nfts of a wallet (default page)', path: `/accounts/${mixedCase}/nfts`, query: {}, source: nftsSource, serverConditions: ownedNfts(wallet), scoped: true },
+  {
+    name: 'nfts of a wallet (default page)',
+    path: `/accounts/${mixedCase}/nfts`,
+    query: {},
+    source: nftsSource,
+    serverConditions: ownedNfts(wallet),
+    scoped: true,
+  },
   {
     name: 'nfts filter+orderBy pageSize=100',
     path: `/accounts/${wallet}/nfts`,
@@ -38,10 +45,32 @@ const cases: Case[] = [
     serverConditions: ownedNfts(wallet),
     scoped: true,
   },
-  { name: 'listings (default page, 140k active)', path: '/marketplace/listings', query: {}, source: listingsSource, serverConditions: activeListings, scoped: false, goal: 20 },
-  { name: 'listings of one seller', path: '/marketplace/listings', query: { filter: `seller=${wallet}` }, source: listingsSource, serverConditions: activeListings, scoped: true },
+  {
+    name: 'listings (default page, 140k active)',
+    path: '/marketplace/listings',
+    query: {},
+    source: listingsSource,
+    serverConditions: activeListings,
+    scoped: false,
+    goal: 20,
+  },
+  {
+    name: 'listings of one seller',
+    path: '/marketplace/listings',
+    query: { filter: `seller=${wallet}` },
+    source: listingsSource,
+    serverConditions: activeListings,
+    scoped: true,
+  },
   { name: 'staking of a wallet', path: `/accounts/${wallet}/staking`, query: {}, source: stakingSource, serverConditions: stakedBy(wallet), scoped: true },
-  { name: 'forge requests of a wallet', path: `/accounts/${wallet}/forge-requests`, query: {}, source: forgeRequestsSource, serverConditions: requestedBy(wallet), scoped: true },
+  {
+    name: 'forge requests of a wallet',
+    path: `/accounts/${wallet}/forge-requests`,
+    query: {},
+    source: forgeRequestsSource,
+    serverConditions: requestedBy(wallet),
+    scoped: true,
+  },
   { name: 'sales (default page, 1M rows)', path: '/transparency/sales', query: {}, source: salesSource, scoped: false, goal: 20 },
   { name: 'sales of one buyer', path: '/transparency/sales', query: { filter: `buyer=${wallet}` }, source: salesSource, scoped: true },
   { name: 'sales page 200 x 100', path: '/transparency/sales', query: { page: '200', pageSize: '100' }, source: salesSource, scoped: false },
@@ -58,7 +87,9 @@ async function planCheck(sql: pg.Pool, statements: Array<{ text: string; values:
   }
   const seqScans = plan.filter((line) => largeTables.some((table) => new RegExp(`Seq Scan on ${table}\\b`).test(line)));
   if (seqScans.length) throw new Error(`sequential scan of a large table in a scoped page:\n${plan.join('\n')}`);
-  const scans = new Set(plan.flatMap((line) => /(?:Index Scan|Index Only Scan)(?: Backward)? using (\w+)|Bitmap Index Scan on (\w+)/.exec(line)?.slice(1).filter(Boolean) ?? []));
+  const scans = new Set(
+    plan.flatMap((line) => /(?:Index Scan|Index Only Scan)(?: Backward)? using (\w+)|Bitmap Index Scan on (\w+)/.exec(line)?.slice(1).filter(Boolean) ?? []),
+  );
   return [...scans].join(', ');
 }
 
@@ -81,11 +112,28 @@ export const indexedBench: BenchSection = async ({ stack, concurrency, durationM
     const body = JSON.parse(await httpGet(url)) as { items: unknown[]; totalCount: number };
     if (!body.items.length) throw new Error(`${name}: the bench dataset gives an empty page`);
     const gateway = await measureInChild({ kind: 'http', url, concurrency, durationMs, postgresPid });
-    const baseline = await measureInChild({ kind: 'sql', databaseUrl: stack.databaseUrl, statement: todaysStatement(source, request, serverConditions), concurrency, durationMs, postgresPid });
-    rows.push({ name: `${name} (${body.totalCount})`, gateway, baseline, baselineName: `today's statement (page and exact count in one) as raw SQL through pg, concurrency ${concurrency}` });
+    const baseline = await measureInChild({
+      kind: 'sql',
+      databaseUrl: stack.databaseUrl,
+      statement: todaysStatement(source, request, serverConditions),
+      concurrency,
+      durationMs,
+      postgresPid,
+    });
+    rows.push({
+      name: `${name} (${body.totalCount})`,
+      gateway,
+      baseline,
+      baselineName: `today's statement (page and exact count in one) as raw SQL through pg, concurrency ${concurrency}`,
+    });
     if (goal) {
-      const database = gateway.databaseMsPerRequest && baseline.databaseMsPerRequest ? `; PostgreSQL CPU per request ${(baseline.databaseMsPerRequest / gateway.databaseMsPerRequest).toFixed(1)}x less` : '';
-      goals.push(`  ${name.padEnd(44)} ${(gateway.rps / baseline.rps).toFixed(1)}x today's statement's throughput (goal ${goal}x: ${gateway.rps >= goal * baseline.rps ? 'met' : 'NOT met'})${database}`);
+      const database =
+        gateway.databaseMsPerRequest && baseline.databaseMsPerRequest
+          ? `; PostgreSQL CPU per request ${(baseline.databaseMsPerRequest / gateway.databaseMsPerRequest).toFixed(1)}x less`
+          : '';
+      goals.push(
+        `  ${name.padEnd(44)} ${(gateway.rps / baseline.rps).toFixed(1)}x today's statement's throughput (goal ${goal}x: ${gateway.rps >= goal * baseline.rps ? 'met' : 'NOT met'})${database}`,
+      );
     }
   }
   printTable('Indexed data (list endpoints; load generators in their own processes)', rows);

@@ -16,7 +16,9 @@ afterAll(() => rmSync(workdir, { recursive: true, force: true }));
 
 describe('the size budgets of test/infra/budgets.ts', () => {
   it('give /accounts/me and what is under it 300 KB, other HTTP routes 200 KB (wallet reads included), the hub and fan-out 250 KB; exempt the migrator alone', () => {
-    const budgets = Object.fromEntries(Object.values(httpRoutes).map((route) => [`${route.method} ${route.path}`, sizeBudget({ role: 'http', key: `${route.method} ${route.path}` })]));
+    const budgets = Object.fromEntries(
+      Object.values(httpRoutes).map((route) => [`${route.method} ${route.path}`, sizeBudget({ role: 'http', key: `${route.method} ${route.path}` })]),
+    );
     expect(budgets['GET /accounts/me']).toBe(sizeBudgets.account);
     expect(budgets['POST /accounts/me/wallet/nonce']).toBe(sizeBudgets.account);
     expect(budgets['GET /accounts/{address}/nfts']).toBe(sizeBudgets.http);
@@ -57,7 +59,10 @@ describe('a CPU profile’s self times', () => {
       return { lineNumber: before.length - 1, columnNumber: before.at(-1)!.length };
     };
     const url = pathToFileURL(bundle).href;
-    const frame = (id: number, functionName: string, place: { url: string; lineNumber: number; columnNumber: number }) => ({ id, callFrame: { functionName, ...place } });
+    const frame = (id: number, functionName: string, place: { url: string; lineNumber: number; columnNumber: number }) => ({
+      id,
+      callFrame: { functionName, ...place },
+    });
     const profile: CpuProfile = {
       nodes: [
         frame(1, '(root)', { url: '', lineNumber: -1, columnNumber: -1 }),

@@ -19,7 +19,13 @@ async function loadHttp(job: Extract<LoadJob, { kind: 'http' }>, databaseCpuMs?:
   return withDatabaseCpu(databaseCpuMs, async () => {
     const result = await run(job.durationMs);
     const answered = result['2xx'];
-    return { requests: answered, rps: answered / result.duration, p50Ms: result.latency.p50, p99Ms: result.latency.p99, errors: result.non2xx + result.errors + result.timeouts };
+    return {
+      requests: answered,
+      rps: answered / result.duration,
+      p50Ms: result.latency.p50,
+      p99Ms: result.latency.p99,
+      errors: result.non2xx + result.errors + result.timeouts,
+    };
   });
 }
 

@@ -10,7 +10,11 @@ import { addLogContext, clearLogContext, logger, redactedPaths } from '@hatchery
 const requests = Number(process.env.LOGGING_REQUESTS ?? 20_000);
 const candidate = process.env.LOGGING_CANDIDATE;
 
-const fields = (i: number) => ({ requestId: `c0ffee00-0000-4000-8000-${String(i).padStart(12, '0')}`, route: 'GET /accounts/me', accountId: `user-${i % 100}` });
+const fields = (i: number) => ({
+  requestId: `c0ffee00-0000-4000-8000-${String(i).padStart(12, '0')}`,
+  route: 'GET /accounts/me',
+  accountId: `user-${i % 100}`,
+});
 
 const candidates: Record<string, (i: number) => void> = {
   /** What the service does now: Powertools Logger with its formatter (redaction) and synchronous writer, the invocation's fields appended as keys. */

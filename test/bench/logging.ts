@@ -31,7 +31,9 @@ export const loggingBench: BenchSection = async () => {
   console.log('\nOne request line per logger (fields: request id, route, account id, status, duration), CPU per line, median of fresh processes');
   console.log(`${'logger'.padEnd(34)} ${'CPU µs'.padStart(8)} ${'wall µs'.padStart(8)} ${'CPU ratio'.padStart(10)}`);
   for (const row of rows) {
-    console.log(`${row.candidate.padEnd(34)} ${row.cpuUs.toFixed(2).padStart(8)} ${row.wallUs.toFixed(2).padStart(8)} ${(row.cpuUs / baseline.cpuUs).toFixed(2).padStart(10)}`);
+    console.log(
+      `${row.candidate.padEnd(34)} ${row.cpuUs.toFixed(2).padStart(8)} ${row.wallUs.toFixed(2).padStart(8)} ${(row.cpuUs / baseline.cpuUs).toFixed(2).padStart(10)}`,
+    );
   }
   console.log(`(ratio = logger / ${baseline.candidate})`);
 };

@@ -59,10 +59,7 @@ export type LoadJob = {
   durationMs: number;
   /** The local cluster's postmaster: the generator then reports PostgreSQL's CPU per request over the recorded run. */
   postgresPid?: number;
-} & (
-  | { kind: 'http'; url: string; headers?: Record<string, string> }
-  | { kind: 'sql'; databaseUrl: string; statement: { text: string; values: unknown[] } }
-);
+} & ({ kind: 'http'; url: string; headers?: Record<string, string> } | { kind: 'sql'; databaseUrl: string; statement: { text: string; values: unknown[] } });
 
 /** Runs `job` in a child process (load-worker.ts), so the generator's CPU never counts against the process measured. */
 export function measureInChild(job: LoadJob): Promise<Figures> {
@@ -111,7 +108,9 @@ const fmt = (n: number, digits = 1) => n.toFixed(digits).padStart(8);
 export function printTable(title: string, rows: Row[]): void {
   const withDatabase = rows.every((row) => row.gateway.databaseMsPerRequest !== undefined && row.baseline.databaseMsPerRequest !== undefined);
   const databaseColumns = (g: Figures, b: Figures) =>
-    withDatabase ? ` | ${fmt(g.databaseMsPerRequest!, 3)} ${fmt(b.databaseMsPerRequest!, 3)} ${fmt(b.databaseMsPerRequest! / g.databaseMsPerRequest!, 1).padStart(9)}` : '';
+    withDatabase
+      ? ` | ${fmt(g.databaseMsPerRequest!, 3)} ${fmt(b.databaseMsPerRequest!, 3)} ${fmt(b.databaseMsPerRequest! / g.databaseMsPerRequest!, 1).padStart(9)}`
+      : '';
   console.log(`\n${title}`);
   console.log(
     `${'case'.padEnd(44)} ${'rps'.padStart(8)} ${'p50 ms'.padStart(8)} ${'p99 ms'.padStart(8)} | ${'base rps'.padStart(8)} ${'p50 ms'.padStart(8)} ${'p99 ms'.padStart(8)} | ${'rps ratio'.padStart(9)} ${'p99 ratio'.padStart(9)}` +

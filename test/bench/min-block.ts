@@ -13,7 +13,14 @@ function pooled(runs: Figures[]): Figures {
   const database = runs.every((figures) => figures.databaseMsPerRequest !== undefined)
     ? { databaseMsPerRequest: runs.reduce((sum, figures) => sum + figures.databaseMsPerRequest! * figures.requests, 0) / requests }
     : {};
-  return { requests, rps: mean((f) => f.rps), p50Ms: mean((f) => f.p50Ms), p99Ms: mean((f) => f.p99Ms), errors: runs.reduce((sum, f) => sum + f.errors, 0), ...database };
+  return {
+    requests,
+    rps: mean((f) => f.rps),
+    p50Ms: mean((f) => f.p50Ms),
+    p99Ms: mean((f) => f.p99Ms),
+    errors: runs.reduce((sum, f) => sum + f.errors, 0),
+    ...database,
+  };
 }
 
 const chainId = 31337;
@@ -55,7 +62,9 @@ async function ownWorkMicros(block: string): Promise<number> {
  * drift of the machine shows as a difference between the two.
  */
 export const minBlockBench: BenchSection = async ({ stack, sql, concurrency, durationMs }) => {
-  const [{ block }] = (await sql.query<{ block: string }>('SELECT coalesce(max(block_number), 0)::text AS block FROM indexer.sales')).rows as [{ block: string }];
+  const [{ block }] = (await sql.query<{ block: string }>('SELECT coalesce(max(block_number), 0)::text AS block FROM indexer.sales')).rows as [
+    { block: string },
+  ];
   await sql.query(`CREATE TABLE indexer._ponder_meta (key text PRIMARY KEY, value jsonb);
     INSERT INTO indexer._ponder_meta VALUES ('app', '{"is_ready": 1}');
     CREATE TABLE indexer._ponder_checkpoint (chain_name text PRIMARY KEY, chain_id bigint NOT NULL, safe_checkpoint varchar(75) NOT NULL,
@@ -81,13 +90,19 @@ export const minBlockBench: BenchSection = async ({ stack, sql, concurrency, dur
       }
       const baselineName = `the same read without minBlock, ${plain.length} runs of each interleaved ABBA, concurrency ${concurrency}, ${load}`;
       rows.push({ name: `${name}, minBlock`, gateway: pooled(withMinBlock), baseline: pooled(plain), baselineName });
-      console.log(`  ${name}: requests/s per run, without ${plain.map((f) => f.rps.toFixed(0)).join(' ')}; with ${withMinBlock.map((f) => f.rps.toFixed(0)).join(' ')}`);
+      console.log(
+        `  ${name}: requests/s per run, without ${plain.map((f) => f.rps.toFixed(0)).join(' ')}; with ${withMinBlock.map((f) => f.rps.toFixed(0)).join(' ')}`,
+      );
     }
     printTable(`minBlock already reached (${load}; the index's position read at most once per ${limits.freshnessCacheMs} ms per instance)`, rows);
     const micros = await ownWorkMicros(block);
     // The load saturates the machine, so a request costs about cores / rps of its CPU.
-    const shares = rows.map((row) => `${((100 * micros * row.baseline.rps) / (cpus().length * 1e6)).toFixed(2)} % of a ${row.name.replace(/, minBlock$/, '')} request's`);
-    console.log(`minBlock's own work when reached: ${micros.toFixed(2)} µs of CPU a request (parse, compare with the cached position; load ${loadAverage()}): ${shares.join(', ')} ${cpus().length}-core machine time`);
+    const shares = rows.map(
+      (row) => `${((100 * micros * row.baseline.rps) / (cpus().length * 1e6)).toFixed(2)} % of a ${row.name.replace(/, minBlock$/, '')} request's`,
+    );
+    console.log(
+      `minBlock's own work when reached: ${micros.toFixed(2)} µs of CPU a request (parse, compare with the cached position; load ${loadAverage()}): ${shares.join(', ')} ${cpus().length}-core machine time`,
+    );
   } finally {
     await sql.query('DROP TABLE indexer._ponder_checkpoint; DROP TABLE indexer._ponder_meta');
   }

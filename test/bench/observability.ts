@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { marketChangedMessage } from '@hatchery/core/realtime/events';
 import { httpRoutes } from '@hatchery/functions/routes';
 import { fanOutHandler } from '@hatchery/functions/routes/realtime';
-import { bundleHandlers, httpEvent, probe, repositoryRoot, stackBacking, tracingEnvironment, xrayDaemon, type Bundle, type Probe } from '../operations/lambda';
+import { bundleHandlers, httpEvent, probe, stackBacking, tracingEnvironment, xrayDaemon, type Bundle, type Probe } from '../operations/lambda';
 import { exportBaseline, summarize } from './baseline';
 import type { BenchSection } from './context';
 
@@ -20,7 +20,11 @@ const baselineRef = process.env.BENCH_BASELINE_REF ?? 'main';
 
 /** Three HTTP functions, and the fan-out function on a shard with no connections (its read, no post). */
 const targets = [
-  ...[httpRoutes.listEditions, httpRoutes.getMe, httpRoutes.getSummary].map((route) => ({ label: `${route.method} ${route.path}`, handler: route.handler, route })),
+  ...[httpRoutes.listEditions, httpRoutes.getMe, httpRoutes.getSummary].map((route) => ({
+    label: `${route.method} ${route.path}`,
+    handler: route.handler,
+    route,
+  })),
   { label: 'fan-out, empty shard', handler: fanOutHandler, route: undefined },
 ];
 
@@ -52,12 +56,22 @@ export const observabilityBench: BenchSection = async ({ stack }) => {
       { name: `baseline ${commit}`, env: { ...backing, ...lambda }, bundles: baseline },
       { name: 'metrics, tracing off', env: { ...backing, ...lambda, POWERTOOLS_TRACE_ENABLED: 'false' }, bundles: head },
       { name: 'metrics and tracing on', env: { ...backing, ...lambda }, bundles: head },
-      { name: 'metrics off, tracing off', env: { ...backing, ...lambda, POWERTOOLS_TRACE_ENABLED: 'false', POWERTOOLS_METRICS_DISABLED: 'true' }, bundles: head },
+      {
+        name: 'metrics off, tracing off',
+        env: { ...backing, ...lambda, POWERTOOLS_TRACE_ENABLED: 'false', POWERTOOLS_METRICS_DISABLED: 'true' },
+        bundles: head,
+      },
     ];
-    console.log(`\nObservability cost per function (median of ${runs} fresh Node.js ${process.versions.node} processes; warm CPU over ${warmCalls} calls; Lambda's environment, X-Ray daemon stand-in)`);
-    console.log(`${'function'.padEnd(28)} ${'mode'.padEnd(28)} ${'KB'.padStart(6)} ${'gzip KB'.padStart(8)} ${'import ms'.padStart(10)} ${'1st call'.padStart(9)} ${'warm CPU µs'.padStart(12)} ${'status'.padStart(7)}`);
+    console.log(
+      `\nObservability cost per function (median of ${runs} fresh Node.js ${process.versions.node} processes; warm CPU over ${warmCalls} calls; Lambda's environment, X-Ray daemon stand-in)`,
+    );
+    console.log(
+      `${'function'.padEnd(28)} ${'mode'.padEnd(28)} ${'KB'.padStart(6)} ${'gzip KB'.padStart(8)} ${'import ms'.padStart(10)} ${'1st call'.padStart(9)} ${'warm CPU µs'.padStart(12)} ${'status'.padStart(7)}`,
+    );
     for (const { label, handler, route } of targets) {
-      const event = route ? httpEvent(route, route.auth === 'jwt' ? { token } : {}) : { shard: 0, frame: marketChangedMessage({ count: 1, maxBlock: '1', version: 1 }) };
+      const event = route
+        ? httpEvent(route, route.auth === 'jwt' ? { token } : {})
+        : { shard: 0, frame: marketChangedMessage({ count: 1, maxBlock: '1', version: 1 }) };
       const present = modes.flatMap((mode) => {
         const bundle = mode.bundles.find((each) => each.handler === handler);
         return bundle ? [{ ...mode, bundle, probes: [] as Probe[] }] : [];

@@ -67,13 +67,17 @@ export const pingsBench: BenchSection = async ({ stack }) => {
     ];
     for (let i = 0; i < runs; i++) for (const mode of modes) mode.probes.push((await probe(mode.bundle, pingEvent(connectionId), env, { warmCalls })).probe);
     const [posted, inPlace] = modes.map((mode) => summarize(mode.probes));
-    console.log(`\n$default: CPU per ping (median of ${runs} fresh Node.js ${process.versions.node} processes, ${warmCalls} warm calls each; info logs, metrics and tracing on)`);
+    console.log(
+      `\n$default: CPU per ping (median of ${runs} fresh Node.js ${process.versions.node} processes, ${warmCalls} warm calls each; info logs, metrics and tracing on)`,
+    );
     console.log(`${'mode'.padEnd(34)} ${'KB'.padStart(6)} ${'import ms'.padStart(10)} ${'warm CPU µs'.padStart(12)} ${'ratio'.padStart(7)}`);
     for (const [index, mode] of modes.entries()) {
       const result = index === 0 ? posted! : inPlace!;
       const ratio = posted?.warmCpuUs && result.warmCpuUs ? (result.warmCpuUs / posted.warmCpuUs).toFixed(2) : '-';
       const cpu = result.error ? result.error.split('\n')[0]! : (result.warmCpuUs?.toFixed(0) ?? '-');
-      console.log(`${mode.name.padEnd(34)} ${(mode.bundle.bytes / 1024).toFixed(0).padStart(6)} ${result.importMs?.toFixed(0).padStart(10) ?? '-'.padStart(10)} ${cpu.padStart(12)} ${ratio.padStart(7)}`);
+      console.log(
+        `${mode.name.padEnd(34)} ${(mode.bundle.bytes / 1024).toFixed(0).padStart(6)} ${result.importMs?.toFixed(0).padStart(10) ?? '-'.padStart(10)} ${cpu.padStart(12)} ${ratio.padStart(7)}`,
+      );
     }
     console.log('(ratio: warm CPU against the posted answer; the management API it posts to runs in the bench process, not counted)');
   } finally {

@@ -40,7 +40,7 @@ export function clientProcess(): void {
       if (!record) continue;
       const target = /"target":"([^"]+)"/.exec(record)?.[1];
       const wait = target === undefined ? undefined : waiting.get(target);
-      if (wait && wait.expected.has(index) && !wait.times.has(index)) {
+      if (wait?.expected.has(index) && !wait.times.has(index)) {
         wait.times.set(index, now());
         if (wait.times.size === wait.expected.size) wait.done();
       }
@@ -200,7 +200,11 @@ const warmUp = (workers: WorkerPool, frame: string) =>
   );
 
 export const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? NaN;
-const median = (values: number[]) => percentile([...values].sort((a, b) => a - b), 50);
+const median = (values: number[]) =>
+  percentile(
+    [...values].sort((a, b) => a - b),
+    50,
+  );
 const ms = (n: number) => (Number.isFinite(n) ? n.toFixed(1) : '—').padStart(9);
 
 /** Records for `count` connections that exist only in the store (the 100,000-connection fan-out), as $connect writes them, 25 to a request. */
@@ -262,7 +266,9 @@ export const realtimeBench: BenchSection = async ({ stack, sql }) => {
   const clients = await startChild(clientProcess, 'ready');
   let timed: Child | undefined;
   try {
-    console.log(`\nRealtime: marketChanged fan-out (NOTIFY → every client has the event; ${limits.hub.connectionShards} shards, ${stack.workers.size} fan-out workers)`);
+    console.log(
+      `\nRealtime: marketChanged fan-out (NOTIFY → every client has the event; ${limits.hub.connectionShards} shards, ${stack.workers.size} fan-out workers)`,
+    );
     console.log(
       `${'clients'.padStart(8)} ${'connect s'.padStart(9)} ${'rounds'.padStart(6)} ${'first ms'.padStart(9)} ${'p50 ms'.padStart(9)} ${'last ms'.padStart(9)} ${'missed'.padStart(6)} | ${'SQL read'.padStart(9)} ${'Dynamo ids'.padStart(10)} ${'posts alone'.padStart(11)} ${'ws.send'.padStart(9)} | ${'last/ws.send'.padStart(12)} ${'last/posts'.padStart(10)}`,
     );
@@ -279,7 +285,10 @@ export const realtimeBench: BenchSection = async ({ stack, sql }) => {
       let missed = 0;
       // One unmeasured round first: it starts the fan-out function's workers' AWS clients, as a warm Lambda instance has them.
       for (let round = -1; round < rounds; round++) {
-        await clients.request({ cmd: 'expect', target: 'marketChanged', clients: Array.from({ length: connected }, (_, i) => i), timeoutMs: 30_000 }, 'armed:marketChanged');
+        await clients.request(
+          { cmd: 'expect', target: 'marketChanged', clients: Array.from({ length: connected }, (_, i) => i), timeoutMs: 30_000 },
+          'armed:marketChanged',
+        );
         const received = clients.request<{ times: number[]; missing: number }>(undefined, 'received:marketChanged');
         const sentAt = await touchListing();
         const { times, missing } = await received;
@@ -341,7 +350,10 @@ export const realtimeBench: BenchSection = async ({ stack, sql }) => {
     const during: number[] = [];
     const after: number[] = [];
     for (let broadcast = 0; broadcast < forgeBroadcasts; broadcast++) {
-      await clients.request({ cmd: 'expect', target: 'marketChanged', clients: Array.from({ length: connected }, (_, i) => i), timeoutMs: 30_000 }, 'armed:marketChanged');
+      await clients.request(
+        { cmd: 'expect', target: 'marketChanged', clients: Array.from({ length: connected }, (_, i) => i), timeoutMs: 30_000 },
+        'armed:marketChanged',
+      );
       const market = clients.request<{ times: number[] }>(undefined, 'received:marketChanged');
       await touchListing();
       const samples: Array<{ sentAt: number; at?: number }> = [];
@@ -363,7 +375,9 @@ export const realtimeBench: BenchSection = async ({ stack, sql }) => {
       ['broadcast in flight', during],
       ['no broadcast in flight', after],
     ] as const) {
-      console.log(`${when.padEnd(28)} ${String(values.length).padStart(8)} ${ms(percentile(values, 50))} ${ms(percentile(values, 99))} ${ms(values.at(-1) ?? NaN)}`);
+      console.log(
+        `${when.padEnd(28)} ${String(values.length).padStart(8)} ${ms(percentile(values, 50))} ${ms(percentile(values, 99))} ${ms(values.at(-1) ?? NaN)}`,
+      );
     }
     console.log(`(goal: p99 under 100 ms with a broadcast in flight; ${missed} missed; "in flight" = committed before the broadcast's last client had it)`);
   } finally {
@@ -392,7 +406,9 @@ export const realtimeBench: BenchSection = async ({ stack, sql }) => {
     const readMs = performance.now() - readStarted;
 
     console.log(`\nRealtime: ${simulated} connections (seeded in ${seedSeconds.toFixed(0)} s) fanned out to a management endpoint that only counts posts`);
-    console.log(`${'workers'.padStart(8)} ${'fan-out ms'.padStart(11)} ${'posts/s'.padStart(9)} ${'shard p50 ms'.padStart(13)} ${'shard max ms'.padStart(13)} ${'posts'.padStart(8)} | ${'vs 1 worker'.padStart(11)}`);
+    console.log(
+      `${'workers'.padStart(8)} ${'fan-out ms'.padStart(11)} ${'posts/s'.padStart(9)} ${'shard p50 ms'.padStart(13)} ${'shard max ms'.padStart(13)} ${'posts'.padStart(8)} | ${'vs 1 worker'.padStart(11)}`,
+    );
     let single = NaN;
     for (const size of [...new Set([1, 2, limits.hub.connectionShards])]) {
       const workers = workerPool(size, { ...process.env, DYNAMODB_TABLE: table, WEBSOCKET_MANAGEMENT_ENDPOINT: standIn, LOG_LEVEL: 'warn' });
@@ -432,11 +448,13 @@ export const realtimeBench: BenchSection = async ({ stack, sql }) => {
       console.log(
         `one shard alone (${perShardIds} connections) on one warm worker: ${median(times).toFixed(0)} ms (median of 3); reading its ids from dynalite alone ${readMs.toFixed(0)} ms;`,
       );
-      console.log(`the management client alone posting as many from this thread to the same endpoint: ${clientMs.toFixed(0)} ms (ratio ${(median(times) / clientMs).toFixed(2)})`);
+      console.log(
+        `the management client alone posting as many from this thread to the same endpoint: ${clientMs.toFixed(0)} ms (ratio ${(median(times) / clientMs).toFixed(2)})`,
+      );
     } finally {
       await alone.close();
     }
-    console.log('(the real fan-out function and its AWS clients in worker threads; dynalite and the counting endpoint share this machine\'s 2 cores)');
+    console.log("(the real fan-out function and its AWS clients in worker threads; dynalite and the counting endpoint share this machine's 2 cores)");
   } finally {
     endpoint.close();
   }

@@ -107,7 +107,18 @@ export const warmBench: BenchSection = async ({ stack }) => {
     const probe = async (target: Target, profile?: { file: string; calls: number; intervalUs: number }): Promise<Sample> => {
       const segmentsBefore = daemon.documents.length;
       const event = httpEvent(target.route, {}, target.route.path.includes('{address}') ? { address: wallet } : undefined);
-      const input = { file: target.file, exportName: target.exportName, event, pg: target.pg, databaseUrl: stack.databaseUrl, calls, warmup, blocks, sampledEvery, profile };
+      const input = {
+        file: target.file,
+        exportName: target.exportName,
+        event,
+        pg: target.pg,
+        databaseUrl: stack.databaseUrl,
+        calls,
+        warmup,
+        blocks,
+        sampledEvery,
+        profile,
+      };
       const { stdout } = await run(process.execPath, [new URL('./warm-probe.mjs', import.meta.url).pathname], {
         env: { ...environment(target), WARM_PROBE_INPUT: JSON.stringify(input) },
         cwd: target.taskRoot,
@@ -116,10 +127,18 @@ export const warmBench: BenchSection = async ({ stack }) => {
       });
       const marker = stdout.lastIndexOf('\nWARM ');
       const report = JSON.parse(stdout.slice(marker + '\nWARM '.length)) as Report;
-      const lines = stdout.slice(0, marker).split('\n').filter((line) => line.startsWith('{'));
+      const lines = stdout
+        .slice(0, marker)
+        .split('\n')
+        .filter((line) => line.startsWith('{'));
       const emf = lines.filter((line) => line.includes('"_aws":')).length;
       const invocations = 1 + warmup + (profile ? profile.calls : calls);
-      return { report, emfPerCall: emf / invocations, logLinesPerCall: (lines.length - emf) / invocations, segmentsPerCall: (daemon.documents.length - segmentsBefore) / invocations };
+      return {
+        report,
+        emfPerCall: emf / invocations,
+        logLinesPerCall: (lines.length - emf) / invocations,
+        segmentsPerCall: (daemon.documents.length - segmentsBefore) / invocations,
+      };
     };
 
     const samples = targets.map(() => [] as Sample[]);
@@ -130,11 +149,19 @@ export const warmBench: BenchSection = async ({ stack }) => {
     if (process.env.BENCH_PROFILE === '1') {
       const target = targets.find((each) => each.key === profileRoute);
       if (!target) throw new Error(`BENCH_PROFILE_ROUTE '${profileRoute}' is none of ${targets.map((each) => each.key).join(', ')}`);
-      const file = join(tmpdir(), `hatchery-warm-${target.route.handler.split('/').at(-1)!.replace(/\.handler$/, '')}-${Date.now()}.cpuprofile`);
+      const file = join(
+        tmpdir(),
+        `hatchery-warm-${target.route.handler
+          .split('/')
+          .at(-1)!
+          .replace(/\.handler$/, '')}-${Date.now()}.cpuprofile`,
+      );
       const load = loadAverage();
       const { report } = await probe(target, { file, calls: profileCalls, intervalUs: profileIntervalUs });
       if (report.error) throw new Error(`profiling ${target.key}: ${report.error}`);
-      console.log(`\nCPU profile of ${target.key}'s warm loop (${profileCalls} calls after the warm-up, sampled every ${profileIntervalUs} µs; load average ${load} when it started): ${file}`);
+      console.log(
+        `\nCPU profile of ${target.key}'s warm loop (${profileCalls} calls after the warm-up, sampled every ${profileIntervalUs} µs; load average ${load} when it started): ${file}`,
+      );
       printTopFrames(JSON.parse(readFileSync(file, 'utf8')) as CpuProfile, repositoryRoot);
     }
   } finally {
@@ -143,7 +170,8 @@ export const warmBench: BenchSection = async ({ stack }) => {
   }
 };
 
-const cell = (value: number | undefined, digits: number, width: number) => (value === undefined || !Number.isFinite(value) ? '-' : value.toFixed(digits)).padStart(width);
+const cell = (value: number | undefined, digits: number, width: number) =>
+  (value === undefined || !Number.isFinite(value) ? '-' : value.toFixed(digits)).padStart(width);
 
 /** The table: per handler the medians over its processes (each column on its own), then the goals of test/infra/budgets.ts. */
 function printWarm(targets: readonly Target[], samples: readonly Sample[][], loadAtStart: string): void {
@@ -174,13 +202,25 @@ function printWarm(targets: readonly Target[], samples: readonly Sample[][], loa
     const per = (pick: (sample: Sample) => number) => median(samples[index]!.map(pick));
     console.log(
       `${target.key.padEnd(36)} ${cell(row.handlerUs, 0, 10)} ${cell(row.baselineUs, 0, 8)} ${cell(row.overheadMs, 3, 11)} ${cell(row.ratio, 2, 6)} ${cell(statements, 2, 8)} ` +
-        `${cell(per((sample) => sample.emfPerCall), 2, 8)} ${cell(per((sample) => sample.logLinesPerCall), 2, 9)} ${cell(per((sample) => sample.segmentsPerCall), 2, 9)} ${cell(reports[0]!.items, 0, 5)}`,
+        `${cell(
+          per((sample) => sample.emfPerCall),
+          2,
+          8,
+        )} ${cell(
+          per((sample) => sample.logLinesPerCall),
+          2,
+          9,
+        )} ${cell(
+          per((sample) => sample.segmentsPerCall),
+          2,
+          9,
+        )} ${cell(reports[0]!.items, 0, 5)}`,
     );
     return row;
   });
   console.log(
     '(handler µs: CPU per call; pg µs: the statements each call sent, through a pg pool in the same process, rows serialized to JSON; ' +
-      'overhead = handler − pg, ratio = handler / pg, each the median of the processes\' own; EMF, log lines and X-Ray segments per call show the configuration; items: the first page\'s)',
+      "overhead = handler − pg, ratio = handler / pg, each the median of the processes' own; EMF, log lines and X-Ray segments per call show the configuration; items: the first page's)",
   );
   const measured = rows.filter((row) => row !== undefined);
   if (!measured.length) return;

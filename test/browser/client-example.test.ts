@@ -53,7 +53,14 @@ describe.skipIf(!hasChromium)(`docs/client.md's example in headless Chromium${ne
     for (const file of ['index.html', 'local.js']) await copyFile(join(repository, 'examples', 'client', file), join(copy, file));
     await writeFile(join(copy, 'app.js'), docBlock('client-app').text.replace("'http://127.0.0.1:3000'", JSON.stringify(stack.url)));
     terminal(ownPort(serveApp!).replaceAll('examples/client', relative(repository, copy)));
-    for (let waited = 0; (await fetch(`${origin}/www/local.js`).then((response) => response.status, () => 0)) !== 200; waited += 100) {
+    for (
+      let waited = 0;
+      (await fetch(`${origin}/www/local.js`).then(
+        (response) => response.status,
+        () => 0,
+      )) !== 200;
+      waited += 100
+    ) {
       if (waited > 30_000) throw new Error(`esbuild did not serve ${origin}/www/local.js`);
       await new Promise((resolve) => setTimeout(resolve, 100));
     }
@@ -84,9 +91,13 @@ describe.skipIf(!hasChromium)(`docs/client.md's example in headless Chromium${ne
     await page.close();
   });
 
-  it(`${where(tryIt)}: links the page's test wallet, lists, walks the sales, reloads after marketChanged and sees its forge request fulfilled`, { timeout: 150_000 }, async () => {
+  it(`${where(tryIt)}: links the page's test wallet, lists, walks the sales, reloads after marketChanged and sees its forge request fulfilled`, {
+    timeout: 150_000,
+  }, async () => {
     // The URL the page's command prints: a token of a new player from the stack's identity provider.
-    expect(openUrl).toMatch(/^P=player-\$RANDOM; echo "http:\/\/127\.0\.0\.1:8080\/\?token=\$\(npm run -s token -- --uid \$P --email \$P@example\.com \| tail -1\)"/);
+    expect(openUrl).toMatch(
+      /^P=player-\$RANDOM; echo "http:\/\/127\.0\.0\.1:8080\/\?token=\$\(npm run -s token -- --uid \$P --email \$P@example\.com \| tail -1\)"/,
+    );
     const printed = await runShell(ownPort(openUrl!), { HATCHERY_DATA_DIR: stack.dataDir });
     expect(printed.code, printed.stderr).toBe(0);
     const url = printed.stdout.trim();
@@ -119,9 +130,9 @@ describe.skipIf(!hasChromium)(`docs/client.md's example in headless Chromium${ne
     });
     await page.goto(`${url}&key=${key}`);
     const lines = async () => ((await page.locator('#log').textContent()) ?? '').split('\n');
-    await expect.poll(async () => (await lines()).find((line) => line.startsWith('forged')) ?? failures[0], { timeout: 100_000 }).toMatch(
-      /^forged \{"requestId":"778000001","tokenId":"778","editionId":"7","source":"(event|api)"\}$/,
-    );
+    await expect
+      .poll(async () => (await lines()).find((line) => line.startsWith('forged')) ?? failures[0], { timeout: 100_000 })
+      .toMatch(/^forged \{"requestId":"778000001","tokenId":"778","editionId":"7","source":"(event|api)"\}$/);
     await writer.end();
     await expect.poll(async () => (await lines()).some((line) => line.startsWith('reload listings')), { timeout: 30_000 }).toBe(true);
     const shown = await lines();

@@ -42,7 +42,12 @@ describe.skipIf(!hasChromium)(`realtime in Chromium${needsChromium}`, () => {
 
   const run = async (page: Page, skipNegotiation: boolean): Promise<RunResult> => {
     const token = await stack.idp.signToken({ uid: 'browser-user', email: 'browser@example.com', name: 'Browser User' });
-    return page.evaluate((input) => (globalThis as unknown as { run(i: typeof input): Promise<RunResult> }).run(input), { api: stack.url, wallet, token, skipNegotiation });
+    return page.evaluate((input) => (globalThis as unknown as { run(i: typeof input): Promise<RunResult> }).run(input), {
+      api: stack.url,
+      wallet,
+      token,
+      skipNegotiation,
+    });
   };
 
   /** `npm run simulate` against this stack, found through its data dir: listings, sales and forge fulfilments for `wallet`. */
@@ -73,7 +78,12 @@ describe.skipIf(!hasChromium)(`realtime in Chromium${needsChromium}`, () => {
     while ((await seen()).filter((event) => event.name === 'forgeFulfilled').length < fulfilled.length) await page.waitForTimeout(200);
     const events = await seen();
     expect(events.some((event) => event.name === 'marketChanged' && typeof event.event.count === 'number')).toBe(true);
-    expect(events.filter((event) => event.name === 'forgeFulfilled').map((event) => event.event.requestId).sort()).toEqual([...fulfilled].sort());
+    expect(
+      events
+        .filter((event) => event.name === 'forgeFulfilled')
+        .map((event) => event.event.requestId)
+        .sort(),
+    ).toEqual([...fulfilled].sort());
     await browser.screenshot(page, 'realtime-allowed-origin');
     await page.close();
   }, 90_000);

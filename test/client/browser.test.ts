@@ -65,10 +65,10 @@ describe.skipIf(!hasChromium)(`@hatchery/client in headless Chromium${needsChrom
     type Seen = { market: { count: number; maxBlock: string }[]; forge: unknown[]; restored: number; log: string[] };
     const seen = () => page.evaluate(() => (globalThis as unknown as { seen: Seen }).seen);
     const forgeNext = (wallet: string) =>
-      page.evaluate(
-        (args) => (globalThis as unknown as { forgeNext(args: unknown): Promise<{ source: string; requestId: string }> }).forgeNext(args),
-        { api: stack.url, wallet },
-      );
+      page.evaluate((args) => (globalThis as unknown as { forgeNext(args: unknown): Promise<{ source: string; requestId: string }> }).forgeNext(args), {
+        api: stack.url,
+        wallet,
+      });
 
     const wallet = await page.evaluate((args) => (globalThis as unknown as { run(args: unknown): Promise<string> }).run(args), { api: stack.url, token });
     expect(wallet).toBe(account.address.toLowerCase());
@@ -93,13 +93,10 @@ describe.skipIf(!hasChromium)(`@hatchery/client in headless Chromium${needsChrom
     const writer = indexer(stack);
     const snapshot = await writer.snapshot().finally(() => writer.end());
     // The debounced listener ends on the market as it now is.
-    await page.waitForFunction(
-      (expected) => {
-        const last = (globalThis as unknown as { seen: Seen }).seen.market.at(-1);
-        return JSON.stringify(last && { count: last.count, maxBlock: last.maxBlock }) === JSON.stringify(expected);
-      },
-      snapshot,
-    );
+    await page.waitForFunction((expected) => {
+      const last = (globalThis as unknown as { seen: Seen }).seen.market.at(-1);
+      return JSON.stringify(last && { count: last.count, maxBlock: last.maxBlock }) === JSON.stringify(expected);
+    }, snapshot);
     const { log } = await seen();
     expect(log.indexOf('reconnected; subscriptions restored')).toBeGreaterThan(0);
     expect(log.slice(log.indexOf('reconnected; subscriptions restored')).some((line) => line.startsWith('forgeFulfilled'))).toBe(true);

@@ -130,7 +130,16 @@ describe('@hatchery/client as a TypeScript app outside the repository installs i
       await writeFile(
         join(app, config),
         JSON.stringify({
-          compilerOptions: { target: 'ES2022', lib: ['ES2022', 'DOM'], module, moduleResolution: resolution, strict: true, noEmit: true, types: [], skipLibCheck: false },
+          compilerOptions: {
+            target: 'ES2022',
+            lib: ['ES2022', 'DOM'],
+            module,
+            moduleResolution: resolution,
+            strict: true,
+            noEmit: true,
+            types: [],
+            skipLibCheck: false,
+          },
           files: ['consumer.ts'],
         }),
       );
@@ -145,7 +154,9 @@ describe('@hatchery/client as a TypeScript app outside the repository installs i
       const signalr = await realpath(join(app, 'node_modules', '@microsoft', 'signalr'));
       expect(read).toContain(join(app, 'node_modules', '@hatchery', 'client', 'dist', 'index.d.ts'));
       // Nothing of the repository's (zod, the server's packages) is read: the package, the peer and TypeScript's own lib files only.
-      expect(read.filter((file) => !file.startsWith(`${app}/`) && !file.startsWith(`${signalr}/`) && dirname(file) !== dirname(tsc).replace(/bin$/, 'lib'))).toEqual([]);
+      expect(
+        read.filter((file) => !file.startsWith(`${app}/`) && !file.startsWith(`${signalr}/`) && dirname(file) !== dirname(tsc).replace(/bin$/, 'lib')),
+      ).toEqual([]);
     },
     guard,
   );

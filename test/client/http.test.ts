@@ -6,7 +6,8 @@ const problem = (status: number, headers: Record<string, string> = {}) =>
     status,
     headers: { 'content-type': 'application/problem+json', ...headers },
   });
-const page = () => new Response(JSON.stringify({ items: [], totalCount: 0, page: 1, pageSize: 20 }), { status: 200, headers: { 'content-type': 'application/json' } });
+const page = () =>
+  new Response(JSON.stringify({ items: [], totalCount: 0, page: 1, pageSize: 20 }), { status: 200, headers: { 'content-type': 'application/json' } });
 
 /** A fetch that answers from a script and records what it was asked. */
 function scripted(...answers: Array<() => Response>) {
@@ -48,8 +49,15 @@ describe('retries', () => {
 
   it('backs off 1 s, 2 s, 4 s without Retry-After and throws the last problem after the retries', async () => {
     const { fetch, requests } = scripted(...Array.from({ length: 4 }, () => () => problem(503)));
-    const result = createClient({ baseUrl: 'http://api.test', fetch }).api.listSales().catch((error: unknown) => error);
-    for (const [wait, calls] of [[999, 1], [1, 2], [2_000, 3], [4_000, 4]] as const) {
+    const result = createClient({ baseUrl: 'http://api.test', fetch })
+      .api.listSales()
+      .catch((error: unknown) => error);
+    for (const [wait, calls] of [
+      [999, 1],
+      [1, 2],
+      [2_000, 3],
+      [4_000, 4],
+    ] as const) {
       await vi.advanceTimersByTimeAsync(wait);
       expect(requests).toHaveLength(calls);
     }
@@ -61,14 +69,20 @@ describe('retries', () => {
   it('does not repeat a POST that met a 503 (it may have committed)', async () => {
     const { fetch, requests } = scripted(() => problem(503, { 'retry-after': '1' }));
     const client = createClient({ baseUrl: 'http://api.test', fetch, getToken: () => 'token' });
-    await expect(client.api.linkWallet({ address: `0x${'1'.repeat(40)}`, signature: `0x${'2'.repeat(130)}` })).rejects.toMatchObject({ status: 503, retryAfterMs: 1_000 });
+    await expect(client.api.linkWallet({ address: `0x${'1'.repeat(40)}`, signature: `0x${'2'.repeat(130)}` })).rejects.toMatchObject({
+      status: 503,
+      retryAfterMs: 1_000,
+    });
     expect(requests).toHaveLength(1);
     expect(requests[0]!.headers.get('authorization')).toBe('Bearer token');
     expect(await requests[0]!.json()).toEqual({ address: `0x${'1'.repeat(40)}`, signature: `0x${'2'.repeat(130)}` });
   });
 
   it('repeats a POST that met a 429 (refused before anything happened)', async () => {
-    const { fetch, requests } = scripted(() => problem(429, { 'retry-after': '1' }), () => new Response('{"message":"m","nonce":"n","expiresAt":"e"}'));
+    const { fetch, requests } = scripted(
+      () => problem(429, { 'retry-after': '1' }),
+      () => new Response('{"message":"m","nonce":"n","expiresAt":"e"}'),
+    );
     const result = createClient({ baseUrl: 'http://api.test', fetch, getToken: async () => 'token' }).api.requestWalletNonce();
     await vi.advanceTimersByTimeAsync(1_000);
     await expect(result).resolves.toEqual({ message: 'm', nonce: 'n', expiresAt: 'e' });
@@ -83,9 +97,17 @@ describe('retries', () => {
   });
 
   it('never retries other statuses, and reads per-field errors', async () => {
-    const body = { title: 'Unprocessable', status: 422, detail: 'One or more fields are invalid.', instance: '/editions', errors: { filter: ["'nope' is not a filterable field"] } };
+    const body = {
+      title: 'Unprocessable',
+      status: 422,
+      detail: 'One or more fields are invalid.',
+      instance: '/editions',
+      errors: { filter: ["'nope' is not a filterable field"] },
+    };
     const { fetch, requests } = scripted(() => new Response(JSON.stringify(body), { status: 422 }));
-    const error = await createClient({ baseUrl: 'http://api.test/', fetch }).api.listEditions({ filter: 'nope=1' }).catch((caught: unknown) => caught);
+    const error = await createClient({ baseUrl: 'http://api.test/', fetch })
+      .api.listEditions({ filter: 'nope=1' })
+      .catch((caught: unknown) => caught);
     expect(error).toBeInstanceOf(HatcheryProblem);
     expect((error as HatcheryProblem).errors).toEqual(body.errors);
     expect(requests).toHaveLength(1);
@@ -106,7 +128,12 @@ describe('paths and inputs', () => {
   it('puts path parameters in the path, encodes builders and numbers, and sends no token to public routes', async () => {
     const { fetch, requests } = scripted(page);
     const client = createClient({ baseUrl: 'http://api.test', fetch, getToken: () => 'token' });
-    await client.api.listAccountNfts({ address: `0x${'a'.repeat(40)}`, page: 2, filter: (f) => f.staked.eq(true).and(f.editionName.contains('a,b')), orderBy: (f) => f.rarity.desc() });
+    await client.api.listAccountNfts({
+      address: `0x${'a'.repeat(40)}`,
+      page: 2,
+      filter: (f) => f.staked.eq(true).and(f.editionName.contains('a,b')),
+      orderBy: (f) => f.rarity.desc(),
+    });
     const url = new URL(requests[0]!.url);
     expect(url.pathname).toBe(`/accounts/0x${'a'.repeat(40)}/nfts`);
     expect(Object.fromEntries(url.searchParams)).toEqual({ page: '2', filter: 'staked=true,editionName=*a\\,b', orderBy: 'rarity desc' });

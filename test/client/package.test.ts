@@ -25,7 +25,15 @@ describe('@hatchery/client as published', () => {
     const inputs = Object.keys(result.metafile!.inputs);
     expect(inputs.every((input) => input.startsWith('packages/client/src/'))).toBe(true);
     await expect(
-      esbuild.build({ ...buildOptions(), write: false, stdin: { contents: `import 'node:crypto'`, loader: 'ts' }, entryPoints: undefined, splitting: false, outdir: undefined, logLevel: 'silent' }),
+      esbuild.build({
+        ...buildOptions(),
+        write: false,
+        stdin: { contents: `import 'node:crypto'`, loader: 'ts' },
+        entryPoints: undefined,
+        splitting: false,
+        outdir: undefined,
+        logLevel: 'silent',
+      }),
     ).rejects.toThrow(/node:crypto/);
   });
 

@@ -3,7 +3,16 @@ import { createWalletClient, http, hexToBytes, type Hex } from 'viem';
 import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { demoAddress, demoSizes } from '@hatchery/local/demo-data';
-import { createClient, filter, HatcheryProblem, isProblem, WalletGateError, type Eip1193Provider, type RouteName, type WalletSigner } from '../../packages/client/src/index';
+import {
+  createClient,
+  filter,
+  HatcheryProblem,
+  isProblem,
+  WalletGateError,
+  type Eip1193Provider,
+  type RouteName,
+  type WalletSigner,
+} from '../../packages/client/src/index';
 import { connectEvents } from '../../packages/client/src/events';
 import { indexer, waitFor } from '../realtime/support';
 import { startTestStack, type TestStack } from '../support/stack';
@@ -58,7 +67,10 @@ describe('every route of the table, typed, against the local stack', () => {
       health: () => api.health(),
       negotiateHub: () => api.negotiateHub({ negotiateVersion: 1 }),
     };
-    const results = Object.fromEntries(await Promise.all(Object.entries(calls).map(async ([name, run]) => [name, await run()] as const))) as Record<RouteName, any>;
+    const results = Object.fromEntries(await Promise.all(Object.entries(calls).map(async ([name, run]) => [name, await run()] as const))) as Record<
+      RouteName,
+      any
+    >;
     expect(results.getMe).toMatchObject({ id: client.uid, walletLinked: false });
     expect(results.listEditions.items.length).toBeGreaterThan(0);
     expect(results.listEditions.items.every((edition: { active: boolean }) => edition.active)).toBe(true);
@@ -74,7 +86,8 @@ describe('every route of the table, typed, against the local stack', () => {
   it('walks a whole list by cursor: every sale once, in the list’s order, with a filter and an order of its own', async () => {
     const client = publicClient(stack);
     const seen: { tokenId: string; blockNumber: string }[] = [];
-    for await (const sale of client.walk('listSales', { filter: (f) => f.seller.eq(demoAddress(3)), orderBy: (f) => f.blockNumber.asc(), pageSize: 7 })) seen.push(sale);
+    for await (const sale of client.walk('listSales', { filter: (f) => f.seller.eq(demoAddress(3)), orderBy: (f) => f.blockNumber.asc(), pageSize: 7 }))
+      seen.push(sale);
     const rows = await stack.sql<{ tokenId: string; blockNumber: string }>(
       `SELECT token_id::text AS "tokenId", block_number::text AS "blockNumber" FROM indexer.sales WHERE seller = $1 ORDER BY block_number ASC, id DESC`,
       [demoAddress(3)],
@@ -84,7 +97,9 @@ describe('every route of the table, typed, against the local stack', () => {
   });
 
   it('throws problems typed, with the per-field errors', async () => {
-    const error = await publicClient(stack).api.listEditions({ filter: 'nope=1' }).catch((caught: unknown) => caught);
+    const error = await publicClient(stack)
+      .api.listEditions({ filter: 'nope=1' })
+      .catch((caught: unknown) => caught);
     expect(error).toBeInstanceOf(HatcheryProblem);
     expect(error).toMatchObject({ status: 422, errors: { filter: [expect.stringContaining('nope')] } });
     await expect(publicClient(stack).api.getMe()).rejects.toMatchObject({ status: 401 });
@@ -198,7 +213,9 @@ describe('linkWallet', () => {
   });
 
   it('refuses chain writes when signed out', async () => {
-    const error = await publicClient(stack).requireWalletLinked().catch((caught: unknown) => caught);
+    const error = await publicClient(stack)
+      .requireWalletLinked()
+      .catch((caught: unknown) => caught);
     expect(error).toBeInstanceOf(WalletGateError);
     expect(error).toMatchObject({ reason: 'signed-out' });
   });
@@ -209,7 +226,11 @@ describe('linkWallet', () => {
     const { api } = createClient({ baseUrl: stack.url, getToken: () => token, retry: { maxDelayMs: 0 } });
     let error: unknown;
     // Five wallet POSTs a minute per account; eleven reach a sixth in one window even if they straddle two.
-    for (let i = 0; i < 11 && !error; i++) error = await api.requestWalletNonce().then(() => undefined, (caught: unknown) => caught);
+    for (let i = 0; i < 11 && !error; i++)
+      error = await api.requestWalletNonce().then(
+        () => undefined,
+        (caught: unknown) => caught,
+      );
     expect(error).toBeInstanceOf(HatcheryProblem);
     expect(error).toMatchObject({ status: 429, instance: '/accounts/me/wallet/nonce' });
     expect((error as HatcheryProblem).retryAfterMs).toBeLessThanOrEqual(60_000);
@@ -238,7 +259,10 @@ describe('connectEvents over @microsoft/signalr', () => {
 
       await writer.listToken();
       const snapshot = await writer.snapshot();
-      await waitFor(() => markets.some(({ count, maxBlock }) => JSON.stringify({ count, maxBlock }) === JSON.stringify(snapshot)), 'the debounced marketChanged with the new snapshot');
+      await waitFor(
+        () => markets.some(({ count, maxBlock }) => JSON.stringify({ count, maxBlock }) === JSON.stringify(snapshot)),
+        'the debounced marketChanged with the new snapshot',
+      );
     } finally {
       await events.close();
     }

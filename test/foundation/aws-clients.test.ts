@@ -84,7 +84,11 @@ function ok(response: ServerResponse, body = '{}'): void {
 
 const put = (id: string) => new PutCommand({ TableName: 't', Item: { pk: id, sk: 'x' } });
 const gaps = (requests: Received[]) => requests.slice(1).map((request, i) => request.at - requests[i]!.at);
-const failure = (promise: Promise<unknown>) => promise.then(() => undefined, (error: unknown) => error as Error & { $metadata?: { attempts?: number }; code?: string });
+const failure = (promise: Promise<unknown>) =>
+  promise.then(
+    () => undefined,
+    (error: unknown) => error as Error & { $metadata?: { attempts?: number }; code?: string },
+  );
 
 describe('DynamoDB', () => {
   it('keeps a retry quota: a brownout of 500s costs about 1.2 requests a call, not an attempt count', async () => {
@@ -98,7 +102,9 @@ describe('DynamoDB', () => {
 
   it('makes 4 attempts, the SDK’s for DynamoDB', async () => {
     let failures = 3;
-    const server = await misbehaving((_, response) => (failures-- > 0 ? dynamoError(response, 503, 'ServiceUnavailable', 'Service unavailable') : ok(response)));
+    const server = await misbehaving((_, response) =>
+      failures-- > 0 ? dynamoError(response, 503, 'ServiceUnavailable', 'Service unavailable') : ok(response),
+    );
     const client = dynamoClient({ endpoint: server.url });
     await client.send(put('fourth'));
     expect(server.requests.length).toBe(4);
@@ -119,7 +125,13 @@ describe('DynamoDB', () => {
       else ok(response, '{"Attributes":{"hits":{"N":"1"}}}');
     });
     const client = dynamoClient({ endpoint: server.url, caller: 'counter' });
-    const update = new UpdateCommand({ TableName: 't', Key: { pk: 'p', sk: 's' }, UpdateExpression: 'ADD #h :one', ExpressionAttributeNames: { '#h': 'hits' }, ExpressionAttributeValues: { ':one': 1 } });
+    const update = new UpdateCommand({
+      TableName: 't',
+      Key: { pk: 'p', sk: 's' },
+      UpdateExpression: 'ADD #h :one',
+      ExpressionAttributeNames: { '#h': 'hits' },
+      ExpressionAttributeValues: { ':one': 1 },
+    });
     expect((await client.send(update)).Attributes).toEqual({ hits: 1 });
     expect(server.requests.length).toBe(4);
     const waits = gaps(server.requests);
@@ -136,7 +148,13 @@ describe('DynamoDB', () => {
       const date = { date: new Date(serverNow).toUTCString() };
       const signedAt = amzDate(String(request.headers['x-amz-date']));
       if (Math.abs(serverNow - signedAt) > 5 * 60_000) {
-        dynamoError(response, 400, 'InvalidSignatureException', `Signature expired: ${request.headers['x-amz-date']} is now earlier than the server's time - 5 min.`, date);
+        dynamoError(
+          response,
+          400,
+          'InvalidSignatureException',
+          `Signature expired: ${request.headers['x-amz-date']} is now earlier than the server's time - 5 min.`,
+          date,
+        );
         return;
       }
       response.writeHead(200, { 'content-type': 'application/x-amz-json-1.0', ...date });
@@ -167,7 +185,13 @@ describe('DynamoDB', () => {
 
   it('does not re-send the rate limiter’s ADD when DynamoDB may have applied it', async () => {
     const server = await misbehaving(() => new Promise(() => undefined));
-    const update = new UpdateCommand({ TableName: 't', Key: { pk: 'p', sk: 's' }, UpdateExpression: 'ADD #h :one', ExpressionAttributeNames: { '#h': 'hits' }, ExpressionAttributeValues: { ':one': 1 } });
+    const update = new UpdateCommand({
+      TableName: 't',
+      Key: { pk: 'p', sk: 's' },
+      UpdateExpression: 'ADD #h :one',
+      ExpressionAttributeNames: { '#h': 'hits' },
+      ExpressionAttributeValues: { ':one': 1 },
+    });
     expect(await failure(dynamoClient({ endpoint: server.url, caller: 'counter' }).send(update))).toMatchObject({ name: 'TimeoutError' });
     expect(server.requests.length).toBe(1);
   });
@@ -205,7 +229,10 @@ describe('the management API', () => {
   it('retries a throttled post, and a signature refused for a skewed clock', async () => {
     const answers: Array<(response: ServerResponse) => void> = [
       (response) => managementError(response, 429, 'TooManyRequestsException', 'Too many requests'),
-      (response) => managementError(response, 403, 'InvalidSignatureException', 'Signature expired: 20200101T000000Z is now earlier than 20200101T001000Z.', { date: new Date(Date.now() + 15 * 60_000).toUTCString() }),
+      (response) =>
+        managementError(response, 403, 'InvalidSignatureException', 'Signature expired: 20200101T000000Z is now earlier than 20200101T001000Z.', {
+          date: new Date(Date.now() + 15 * 60_000).toUTCString(),
+        }),
     ];
     const server = await misbehaving((_, response) => (answers.shift() ?? ok)(response));
     expect(await hubConnections(managementApiClient(`${server.url}/prod`)).post('Refused=', frame)).toBe('sent');
@@ -310,7 +337,17 @@ describe('against dynalite', () => {
   it('writes and reads items as plain values', async () => {
     const client = dynamoClient({ endpoint: dynalite.endpoint });
     await ensureTable(new DynamoDBClient({ endpoint: dynalite.endpoint, region: 'us-east-1' }), 'aws-clients-items');
-    const item = { pk: 'types', sk: 'all', text: 'ü\u001e', integer: 42, fraction: -1.5, yes: true, nothing: null, list: ['a', 1, { nested: ['deep'] }], strings: new Set(['x', 'y']) };
+    const item = {
+      pk: 'types',
+      sk: 'all',
+      text: 'ü\u001e',
+      integer: 42,
+      fraction: -1.5,
+      yes: true,
+      nothing: null,
+      list: ['a', 1, { nested: ['deep'] }],
+      strings: new Set(['x', 'y']),
+    };
     await client.send(new PutCommand({ TableName: 'aws-clients-items', Item: item }));
     expect((await client.send(new GetCommand({ TableName: 'aws-clients-items', Key: { pk: 'types', sk: 'all' }, ConsistentRead: true }))).Item).toEqual(item);
   });

@@ -15,7 +15,8 @@ let stack: TestStack;
 beforeAll(async () => {
   stack = await startTestStack();
   await createIndexerSchema({ query: (text: string) => stack.sql(text) } as never);
-  for (const [i, name] of names.entries()) await stack.sql(`INSERT INTO indexer.editions VALUES ($1, $2, '', 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, true)`, [i + 1, name]);
+  for (const [i, name] of names.entries())
+    await stack.sql(`INSERT INTO indexer.editions VALUES ($1, $2, '', 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, true)`, [i + 1, name]);
 });
 afterAll(() => stack?.stop());
 
@@ -27,7 +28,11 @@ const ids = async (query: Record<string, string>) => {
 const byName = (predicate: (name: string) => boolean) => names.flatMap((name, i) => (predicate(name) ? [i + 1] : []));
 // .NET's default comparer, which Gridify's ordering tests use, is culture-aware: ICU's root collation, as Node's Intl has it.
 const culture = new Intl.Collator('und').compare;
-const sortedIds = (direction: 1 | -1) => names.map((name, i) => ({ name, id: i + 1 })).sort((a, b) => direction * culture(a.name, b.name)).map((each) => each.id);
+const sortedIds = (direction: 1 | -1) =>
+  names
+    .map((name, i) => ({ name, id: i + 1 }))
+    .sort((a, b) => direction * culture(a.name, b.name))
+    .map((each) => each.id);
 
 const requests: Array<{ query: Record<string, string>; expected: number[] }> = [
   // Gridify compares ordinally: code point order, where 'B' < 'a'.
@@ -45,7 +50,9 @@ describe.each([
   beforeAll(async () => {
     await stack.sql(`ALTER TABLE indexer.editions ALTER COLUMN name TYPE text COLLATE "${column}"`);
     // The two collations disagree on these requests' inputs, so each request below can tell them apart.
-    expect((await stack.sql<{ differs: boolean }>(`SELECT ('Bob' COLLATE "C" > 'ali') <> ('Bob' COLLATE "und-x-icu" > 'ali') AS differs`))[0]!.differs).toBe(true);
+    expect((await stack.sql<{ differs: boolean }>(`SELECT ('Bob' COLLATE "C" > 'ali') <> ('Bob' COLLATE "und-x-icu" > 'ali') AS differs`))[0]!.differs).toBe(
+      true,
+    );
   });
 
   it.each(requests)('$query', async ({ query, expected }) => {

@@ -13,7 +13,9 @@ beforeAll(async () => {
 afterAll(() => stack?.stop());
 
 const terminateServiceConnections = () =>
-  stack.sql(`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid() AND backend_type = 'client backend'`);
+  stack.sql(
+    `SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid() AND backend_type = 'client backend'`,
+  );
 
 describe('database access', () => {
   it('keeps retry delays within the limit', () => {
@@ -44,11 +46,21 @@ describe('database access', () => {
   it('gives up after three retries and does not retry a bad query', async () => {
     let calls = 0;
     const unavailable = Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' });
-    await expect(withRetry(async () => { calls++; throw unavailable; })).rejects.toBe(unavailable);
+    await expect(
+      withRetry(async () => {
+        calls++;
+        throw unavailable;
+      }),
+    ).rejects.toBe(unavailable);
     expect(calls).toBe(1 + limits.transientRetries);
 
     calls = 0;
-    await expect(withRetry(async () => { calls++; return query('SELECT * FROM no_such_table'); })).rejects.toMatchObject({ code: '42P01' });
+    await expect(
+      withRetry(async () => {
+        calls++;
+        return query('SELECT * FROM no_such_table');
+      }),
+    ).rejects.toMatchObject({ code: '42P01' });
     expect(calls).toBe(1);
   });
 

@@ -24,10 +24,15 @@ const byId = (a: { id: string }, b: { id: string }) => (BigInt(a.id) < BigInt(b.
 async function loadFixture() {
   await createIndexerSchema({ query: (text: string) => stack.sql(text) } as never);
   for (const edition of fixture) {
-    await stack.sql(
-      `INSERT INTO indexer.editions VALUES ($1, $2, $3, 10, 20, 30, $4, $5, 5, 100, 200, $6, 1, $7)`,
-      [edition.id, `Edition ${edition.n}`, `ipfs://e/${edition.n}`, edition.rarity, edition.n === 7 ? big : '1000', edition.price, edition.active],
-    );
+    await stack.sql(`INSERT INTO indexer.editions VALUES ($1, $2, $3, 10, 20, 30, $4, $5, 5, 100, 200, $6, 1, $7)`, [
+      edition.id,
+      `Edition ${edition.n}`,
+      `ipfs://e/${edition.n}`,
+      edition.rarity,
+      edition.n === 7 ? big : '1000',
+      edition.price,
+      edition.active,
+    ]);
   }
 }
 
@@ -192,7 +197,22 @@ describe('GET /openapi.json and /docs', () => {
     const operation = body.paths['/editions'].get;
     expect(operation.parameters.map((p: { name: string }) => p.name)).toEqual(['page', 'pageSize', 'filter', 'orderBy', 'after', 'v', 'minBlock']);
     const item = operation.responses['200'].content['application/json'].schema.properties.items.items;
-    expect(Object.keys(item.properties)).toEqual(['id', 'name', 'artUri', 'health', 'skill', 'morale', 'rarity', 'maxSupply', 'minted', 'mintStart', 'mintEnd', 'price', 'distribution', 'active']);
+    expect(Object.keys(item.properties)).toEqual([
+      'id',
+      'name',
+      'artUri',
+      'health',
+      'skill',
+      'morale',
+      'rarity',
+      'maxSupply',
+      'minted',
+      'mintStart',
+      'mintEnd',
+      'price',
+      'distribution',
+      'active',
+    ]);
     expect(operation.responses['422'].content['application/problem+json']).toBeDefined();
   });
 

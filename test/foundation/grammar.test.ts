@@ -38,9 +38,21 @@ describe('parseFilter', () => {
 
   it('gives "and" and "or" equal precedence, left to right, and honours parentheses', () => {
     const condition = (field: string, value: string) => ({ kind: 'condition', field, operator: '=', value, empty: false, caseInsensitive: false });
-    expect(parseFilter('a=1|b=2,c=3')).toEqual({ kind: 'and', left: { kind: 'or', left: condition('a', '1'), right: condition('b', '2') }, right: condition('c', '3') });
-    expect(parseFilter('a=1,b=2|c=3')).toEqual({ kind: 'or', left: { kind: 'and', left: condition('a', '1'), right: condition('b', '2') }, right: condition('c', '3') });
-    expect(parseFilter('a=1|(b=2,c=3)')).toEqual({ kind: 'or', left: condition('a', '1'), right: { kind: 'and', left: condition('b', '2'), right: condition('c', '3') } });
+    expect(parseFilter('a=1|b=2,c=3')).toEqual({
+      kind: 'and',
+      left: { kind: 'or', left: condition('a', '1'), right: condition('b', '2') },
+      right: condition('c', '3'),
+    });
+    expect(parseFilter('a=1,b=2|c=3')).toEqual({
+      kind: 'or',
+      left: { kind: 'and', left: condition('a', '1'), right: condition('b', '2') },
+      right: condition('c', '3'),
+    });
+    expect(parseFilter('a=1|(b=2,c=3)')).toEqual({
+      kind: 'or',
+      left: condition('a', '1'),
+      right: { kind: 'and', left: condition('b', '2'), right: condition('c', '3') },
+    });
   });
 
   it('skips white space before a value and keeps it inside and after one', () => {
@@ -62,9 +74,12 @@ describe('parseFilter', () => {
     expect(parseFilter('name=abc\\')).toMatchObject({ value: 'abc' });
   });
 
-  it.each(['', ' ', 'name', '=1', 'name~1', '(name=1', 'name=1)', 'name=a(b', 'name=1,', 'name=1|', '()', 'name==x', 'name=x/iX', '_a=1', 'a[1]=2', '(a=1)=2'])('rejects %j', (input) => {
-    expect(() => parseFilter(input)).toThrow(GrammarError);
-  });
+  it.each(['', ' ', 'name', '=1', 'name~1', '(name=1', 'name=1)', 'name=a(b', 'name=1,', 'name=1|', '()', 'name==x', 'name=x/iX', '_a=1', 'a[1]=2', '(a=1)=2'])(
+    'rejects %j',
+    (input) => {
+      expect(() => parseFilter(input)).toThrow(GrammarError);
+    },
+  );
 });
 
 describe('compileFilter', () => {
@@ -102,7 +117,7 @@ describe('compileFilter', () => {
     expect(() => compile('active=')).toThrow(expect.objectContaining({ kind: 'validation', fields: { filter: ["'active' takes true, false, 1 or 0"] } }));
   });
 
-  it('reads a 32-bit field\'s hexadecimal forms as Int32Converter does, and no others', () => {
+  it("reads a 32-bit field's hexadecimal forms as Int32Converter does, and no others", () => {
     expect(compile('rarity=0x1F').values).toEqual(['31']);
     expect(compile('rarity=#FFFFFFFF').values).toEqual(['-1']);
     expect(compile('rarity= &h7fffffff ').values).toEqual(['2147483647']);
@@ -150,7 +165,9 @@ describe('compileFilter', () => {
   });
 
   it('names the filterable fields when a filter names another', () => {
-    expect(rejection(() => compile('burned=true')).fields?.filter).toEqual([`'burned' is not a filterable field; the filterable fields are ${Object.keys(fields).join(', ')}`]);
+    expect(rejection(() => compile('burned=true')).fields?.filter).toEqual([
+      `'burned' is not a filterable field; the filterable fields are ${Object.keys(fields).join(', ')}`,
+    ]);
   });
 
   it('rejects a filter over 500 characters', () => {
@@ -165,7 +182,7 @@ describe('compileFilter', () => {
   it('never puts a value into the SQL text', () => {
     const attacks = [
       "name=x'; DROP TABLE indexer.editions; --",
-      'name=*\' OR 1=1 --',
+      "name=*' OR 1=1 --",
       'name=x"; SELECT pg_sleep\\(10\\); --/i',
       'name^\\$1',
       'rarity=1,name=\\) OR \\(1=1',
@@ -176,7 +193,7 @@ describe('compileFilter', () => {
       expect(sql).toMatch(/^[\w\s()$:=<>.!,]+$/);
       expect(values.length).toBeGreaterThan(0);
     }
-    for (const attack of ['rarity=1;DROP TABLE x', "id=1 OR 1=1", 'active=true)--', "name=x') OR ('1'='1"]) {
+    for (const attack of ['rarity=1;DROP TABLE x', 'id=1 OR 1=1', 'active=true)--', "name=x') OR ('1'='1"]) {
       expect(rejection(() => compile(attack)).fields).toHaveProperty('filter');
     }
   });
@@ -226,14 +243,21 @@ describe('orderBy', () => {
     expect(compileOrderBy(undefined, fields, order)).toBe('id_col ASC');
   });
 
-  it.each(['burned', 'rarity up', 'rarity DESC', 'ra-rity', "name; DROP TABLE x", 'rarity,', '!rarity', 'rarity?', 'toString', '__proto__'])('rejects %j with a 422 naming orderBy', (input) => {
-    expect(rejection(() => compileOrderBy(input, fields, order)).fields).toHaveProperty('orderBy');
-  });
+  it.each(['burned', 'rarity up', 'rarity DESC', 'ra-rity', 'name; DROP TABLE x', 'rarity,', '!rarity', 'rarity?', 'toString', '__proto__'])(
+    'rejects %j with a 422 naming orderBy',
+    (input) => {
+      expect(rejection(() => compileOrderBy(input, fields, order)).fields).toHaveProperty('orderBy');
+    },
+  );
 
   it('says that the direction is lowercase (Gridify refuses DESC too), and names the sortable fields', () => {
     expect(rejection(() => compileOrderBy('rarity DESC', fields, order)).fields?.orderBy).toEqual(["term 1: the direction is lowercase, 'desc', not 'DESC'"]);
-    expect(rejection(() => compileOrderBy('name, rarity Asc', fields, order)).fields?.orderBy).toEqual(["term 2: the direction is lowercase, 'asc', not 'Asc'"]);
-    expect(rejection(() => compileOrderBy('burned', fields, order)).fields?.orderBy).toEqual([`'burned' is not a sortable field; the sortable fields are ${Object.keys(fields).join(', ')}`]);
+    expect(rejection(() => compileOrderBy('name, rarity Asc', fields, order)).fields?.orderBy).toEqual([
+      "term 2: the direction is lowercase, 'asc', not 'Asc'",
+    ]);
+    expect(rejection(() => compileOrderBy('burned', fields, order)).fields?.orderBy).toEqual([
+      `'burned' is not a sortable field; the sortable fields are ${Object.keys(fields).join(', ')}`,
+    ]);
   });
 
   it('rejects an orderBy over 200 characters', () => {

@@ -31,7 +31,10 @@ describe('X-Content-Type-Options: nosniff on every response', () => {
       ['GET /docs (HTML)', await stack.get('/docs')],
       ['GET /accounts/me (200)', await stack.get('/accounts/me', { headers: { authorization: `Bearer ${token}` } })],
       ['POST negotiate (200)', await stack.get('/hubs/events/negotiate?negotiateVersion=1', { method: 'POST' })],
-      ['OPTIONS preflight (204)', await stack.get('/editions', { method: 'OPTIONS', headers: { origin: 'https://nowhere.example', 'access-control-request-method': 'GET' } })],
+      [
+        'OPTIONS preflight (204)',
+        await stack.get('/editions', { method: 'OPTIONS', headers: { origin: 'https://nowhere.example', 'access-control-request-method': 'GET' } }),
+      ],
       ['GET /accounts/me (401)', await stack.get('/accounts/me')],
       ['GET /editions?page=0 (422)', await stack.get('/editions?page=0')],
       ['GET /no/such/path (404 from the route table)', await stack.get('/no/such/path')],
@@ -54,7 +57,14 @@ describe('Cache-Control: no-store on problem responses', () => {
       ['404 from the route table', await stack.get('/no/such/path')],
       ['404 from the gateway', await stack.get('/')],
       ['422', await stack.get(`/accounts/not-an-address/nfts`)],
-      ['413', await stack.get('/accounts/me/wallet', { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: 'x'.repeat(limits.requestBodyBytes + 1) })],
+      [
+        '413',
+        await stack.get('/accounts/me/wallet', {
+          method: 'POST',
+          headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+          body: 'x'.repeat(limits.requestBodyBytes + 1),
+        }),
+      ],
     ];
     for (const [name, response] of problems) {
       expect(response.headers.get('content-type'), name).toBe('application/problem+json');
@@ -80,7 +90,10 @@ describe('request bodies', () => {
     expect(tooLarge.status).toBe(413);
     expect(tooLarge.problem).toMatchObject({ status: 413, title: 'Content too large', instance: '/accounts/me/wallet' });
     // Multi-byte characters count as the bytes they are.
-    const wide = await call(stack, 'POST', '/accounts/me/wallet', { token: api.token, rawBody: JSON.stringify({ padding: 'é'.repeat(limits.requestBodyBytes / 2) }) });
+    const wide = await call(stack, 'POST', '/accounts/me/wallet', {
+      token: api.token,
+      rawBody: JSON.stringify({ padding: 'é'.repeat(limits.requestBodyBytes / 2) }),
+    });
     expect(wide.status).toBe(413);
     // Without a token too, and on a route that takes no body.
     expect((await call(stack, 'POST', '/accounts/me/wallet', { rawBody: padded(limits.requestBodyBytes + 1) })).status).toBe(413);
@@ -89,7 +102,14 @@ describe('request bodies', () => {
 
   it('415 for a body that is not declared JSON on the route that takes JSON; JSON with a charset, or a +json type, is accepted', async () => {
     const api = await client(stack, freshCaller('media-type'));
-    for (const contentType of ['text/plain', 'application/x-www-form-urlencoded', 'multipart/form-data; boundary=x', 'application/jsonp', 'application/json-seq', null]) {
+    for (const contentType of [
+      'text/plain',
+      'application/x-www-form-urlencoded',
+      'multipart/form-data; boundary=x',
+      'application/jsonp',
+      'application/json-seq',
+      null,
+    ]) {
       const reply = await call(stack, 'POST', '/accounts/me/wallet', { token: api.token, rawBody: linkBody, contentType });
       expect(reply.status, String(contentType)).toBe(415);
       expect(reply.headers.get('content-type')).toBe('application/problem+json');
@@ -121,7 +141,12 @@ describe('repeated request headers reach the handler as API Gateway’s payload 
   it('joined with a bare comma, for every header (Node itself keeps only the first of some)', async () => {
     const route = httpRoutes.listEditions;
     const server = createServer((request: IncomingMessage, response) => {
-      const event = toEventV2(request, new URL(request.url ?? '/', 'http://localhost'), { route, routeKey: `${route.method} ${route.path}`, pathParameters: undefined }, undefined);
+      const event = toEventV2(
+        request,
+        new URL(request.url ?? '/', 'http://localhost'),
+        { route, routeKey: `${route.method} ${route.path}`, pathParameters: undefined },
+        undefined,
+      );
       response.end(JSON.stringify(event.headers));
     });
     server.listen(0, '127.0.0.1');

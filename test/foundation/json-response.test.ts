@@ -3,7 +3,13 @@ import { toJsonWithoutNulls } from '@hatchery/functions/middleware/json-response
 
 describe('toJsonWithoutNulls (null values are omitted)', () => {
   it('drops null members at any depth and keeps everything else as JSON.stringify writes it', () => {
-    const value = { items: [{ requestId: '5', tokenId: null, nested: { a: null, b: 0 } }, { requestId: '6', tokenId: '7' }], totalCount: 2 };
+    const value = {
+      items: [
+        { requestId: '5', tokenId: null, nested: { a: null, b: 0 } },
+        { requestId: '6', tokenId: '7' },
+      ],
+      totalCount: 2,
+    };
     expect(toJsonWithoutNulls(value)).toBe('{"items":[{"requestId":"5","nested":{"b":0}},{"requestId":"6","tokenId":"7"}],"totalCount":2}');
   });
 

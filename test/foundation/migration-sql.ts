@@ -83,12 +83,15 @@ export function losses(node: Node): string[] {
   const [[kind, body]] = Object.entries(node) as [[string, Node]];
   switch (kind) {
     case 'DropStmt':
-      return dataHoldingKinds.has(String(body.removeType)) || body.behavior === 'DROP_CASCADE' ? [`drops ${names(body.objects).join(', ')}${body.behavior === 'DROP_CASCADE' ? ' and what depends on it' : ''}`] : [];
+      return dataHoldingKinds.has(String(body.removeType)) || body.behavior === 'DROP_CASCADE'
+        ? [`drops ${names(body.objects).join(', ')}${body.behavior === 'DROP_CASCADE' ? ' and what depends on it' : ''}`]
+        : [];
     case 'AlterTableStmt':
       return ((body.cmds as Node[] | undefined) ?? []).flatMap(({ AlterTableCmd: cmd }) => {
         const command = cmd as Node;
         if (command.subtype === 'AT_DropColumn') return [`drops the column ${String(command.name)} of ${relationName(body.relation as Node)}`];
-        if (command.subtype === 'AT_AlterColumnType') return [`changes the type of ${relationName(body.relation as Node)}.${String(command.name)}, which can narrow it`];
+        if (command.subtype === 'AT_AlterColumnType')
+          return [`changes the type of ${relationName(body.relation as Node)}.${String(command.name)}, which can narrow it`];
         return [];
       });
     case 'TruncateStmt':
@@ -127,7 +130,8 @@ export function schemasNamed(node: unknown, found = new Set<string>()): Set<stri
     const record = node as Node;
     if (typeof record.schemaname === 'string') found.add(record.schemaname);
     if (record.relname !== undefined && record.schemaname === undefined) found.add('(unqualified)');
-    for (const key of ['objects', 'objname', 'funcname', 'defnames']) for (const name of names(record[key])) if (name.includes('.')) found.add(name.split('.')[0]!);
+    for (const key of ['objects', 'objname', 'funcname', 'defnames'])
+      for (const name of names(record[key])) if (name.includes('.')) found.add(name.split('.')[0]!);
     for (const value of Object.values(record)) schemasNamed(value, found);
   }
   return found;

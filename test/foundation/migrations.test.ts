@@ -24,9 +24,17 @@ describe('migrations', () => {
   it('catch a new migration whose up step drops a column without the marker, and let it pass once marked', async () => {
     const [fixture] = readMigrations(fixtures);
     expect(await upStepLosses(fixture!)).toEqual([
-      { file: '1799000000000_drop_nickname.sql', statement: 'ALTER TABLE hatchery.accounts DROP COLUMN nickname', loses: 'drops the column nickname of hatchery.accounts', marked: false },
+      {
+        file: '1799000000000_drop_nickname.sql',
+        statement: 'ALTER TABLE hatchery.accounts DROP COLUMN nickname',
+        loses: 'drops the column nickname of hatchery.accounts',
+        marked: false,
+      },
     ]);
-    const marked = { ...fixture!, up: fixture!.up.replace('ALTER TABLE', `${lossMarker} every player's nickname (export it first: docs/deploying.md)\nALTER TABLE`) };
+    const marked = {
+      ...fixture!,
+      up: fixture!.up.replace('ALTER TABLE', `${lossMarker} every player's nickname (export it first: docs/deploying.md)\nALTER TABLE`),
+    };
     expect((await upStepLosses(marked)).map((loss) => loss.marked)).toEqual([true]);
   });
 
@@ -60,7 +68,10 @@ describe('migrations', () => {
   it(`name no schema but the service’s own (${serviceSchema}), so none creates, alters or writes the indexer’s`, async () => {
     for (const migration of readMigrations(migrationsDir))
       for (const { text, node } of await statements(`${migration.up}\n${migration.down}`))
-        expect([...schemasNamed(node)].filter((schema) => schema !== serviceSchema), `${migration.file}: ${text}`).toEqual([]);
+        expect(
+          [...schemasNamed(node)].filter((schema) => schema !== serviceSchema),
+          `${migration.file}: ${text}`,
+        ).toEqual([]);
     const [write] = await statements('INSERT INTO indexer.editions (id) VALUES (1)');
     expect([...schemasNamed(write!.node)]).toEqual(['indexer']);
     const [unqualified] = await statements('CREATE TABLE accounts (id text)');

@@ -65,12 +65,14 @@ describe('the OpenAPI document', () => {
     const examples: unknown[] = [];
     const collect = (value: unknown): void => {
       if (!value || typeof value !== 'object') return;
-      for (const [key, each] of Object.entries(value)) (key === 'example' ? examples.push(each) : collect(each));
+      for (const [key, each] of Object.entries(value)) key === 'example' ? examples.push(each) : collect(each);
     };
     collect(document.paths);
     expect(examples.length).toBeGreaterThan(20);
     expect(JSON.stringify(examples)).not.toMatch(/"text"/);
-    const listings = document.paths['/marketplace/listings']!.get as { responses: { 200: { content: { 'application/json': { example: { items: Record<string, unknown>[] } } } } } };
+    const listings = document.paths['/marketplace/listings']!.get as {
+      responses: { 200: { content: { 'application/json': { example: { items: Record<string, unknown>[] } } } } };
+    };
     expect(listings.responses[200].content['application/json'].example.items[0]).toMatchObject({ status: 'Active', editionName: 'Edition 7', tokenId: '1207' });
     expect(document.tags.map((tag) => tag.name).at(-1)).toBe('service');
     expect(document.tags.map((tag) => tag.name).slice(0, 2)).toEqual(['editions', 'accounts']);

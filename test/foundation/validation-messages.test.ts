@@ -38,7 +38,9 @@ describe('validation messages (zod, in English)', () => {
       signature: ['Invalid input: expected string, received undefined'],
     });
     expect(fieldErrors({ body: linkWalletBodySchema }, { body: '[1]' })).toEqual({ body: ['Invalid input: expected object, received array'] });
-    expect(fieldErrors({ query: negotiateQuerySchema }, { queryStringParameters: { negotiateVersion: 'two' } })).toEqual({ negotiateVersion: ['must be a whole number'] });
+    expect(fieldErrors({ query: negotiateQuerySchema }, { queryStringParameters: { negotiateVersion: 'two' } })).toEqual({
+      negotiateVersion: ['must be a whole number'],
+    });
   });
 
   it('says what is wrong with the configuration', () => {

@@ -75,7 +75,9 @@ describe('count statements', () => {
     expect(plain.count.text).toBe('SELECT count(*) AS total_count FROM "indexer".listings l WHERE l.status = $1');
     expect(buildPageStatements(listingsSource, request({ filter: 'seller=0xab,price>5' }), activeListings).count.text).not.toMatch(/JOIN/);
     for (const filter of ['rarity=1', 'price>5|editionName=*a', 'gender=1', 'EDITIONID=2']) {
-      expect(buildPageStatements(listingsSource, request({ filter }), activeListings).count.text, filter).toMatch(/LEFT JOIN "indexer"\.nfts n .* LEFT JOIN "indexer"\.editions e/s);
+      expect(buildPageStatements(listingsSource, request({ filter }), activeListings).count.text, filter).toMatch(
+        /LEFT JOIN "indexer"\.nfts n .* LEFT JOIN "indexer"\.editions e/s,
+      );
     }
     expect(buildPageStatements(listingsSource, request(), activeListings).page.text).toMatch(/LEFT JOIN/);
   });
@@ -103,8 +105,12 @@ describe('through the gateway', () => {
 
   it('reports the same totalCount as a count over the joined read model, for filters with and without joined fields', async () => {
     const joinedCount = async (where: string) =>
-      Number((await stack.sql<{ n: string }>(`SELECT count(*) AS n FROM indexer.listings l LEFT JOIN indexer.nfts n ON n.token_id = l.token_id
-        LEFT JOIN indexer.editions e ON e.edition_id = coalesce(l.edition_id, n.edition_id) WHERE l.status = 'Active' AND ${where}`))[0]!.n);
+      Number(
+        (
+          await stack.sql<{ n: string }>(`SELECT count(*) AS n FROM indexer.listings l LEFT JOIN indexer.nfts n ON n.token_id = l.token_id
+        LEFT JOIN indexer.editions e ON e.edition_id = coalesce(l.edition_id, n.edition_id) WHERE l.status = 'Active' AND ${where}`)
+        )[0]!.n,
+      );
     const cases = [
       { filter: '', where: 'true' },
       { filter: 'price>1000000000000000', where: 'l.price > 1000000000000000' },
@@ -163,7 +169,14 @@ describe('through the gateway', () => {
   });
 
   it("answers every list the same with a version `v` as without it, so only a shared cache's key changes, and refuses one over the limit", async () => {
-    const lists = ['/editions', `/accounts/${demoAddress(1)}/nfts`, '/marketplace/listings', `/accounts/${demoAddress(1)}/staking`, `/accounts/${demoAddress(1)}/forge-requests`, '/transparency/sales'];
+    const lists = [
+      '/editions',
+      `/accounts/${demoAddress(1)}/nfts`,
+      '/marketplace/listings',
+      `/accounts/${demoAddress(1)}/staking`,
+      `/accounts/${demoAddress(1)}/forge-requests`,
+      '/transparency/sales',
+    ];
     for (const path of lists) {
       const plain = await stack.get(`${path}?pageSize=5`);
       const versioned = await stack.get(`${path}?pageSize=5&v=${encodeURIComponent('812345-140000')}`);

@@ -34,30 +34,95 @@ beforeAll(async () => {
   await createSchema(stack);
   // Few distinct values per column, so every order has ties for its tie-breaker to settle; some NFTs and listings
   // name an edition or a token with no row, so their joined fields are the defaults.
-  await insertRows(stack, 'editions', Array.from({ length: 24 }, (_, i) => ({
-    edition_id: i + 1, name: pick(names, i), art_uri: `ipfs://${i}`, health: i % 3, skill: 1, morale: 2, rarity: i % 3, max_supply: 10, minted: i % 4,
-    mint_start: 0, mint_end: 1, price: i % 5 === 0 ? above64(i) : String(i % 4), distribution: i % 2, active: i % 3 !== 0,
-  })));
-  await insertRows(stack, 'nfts', Array.from({ length: 30 }, (_, i) => ({
-    token_id: i % 7 === 0 ? above64(i) : String(i + 1), owner: i % 6 === 5 ? wallet('c2') : owner, edition_id: i % 5 === 0 ? 999 : (i % 4) + 1,
-    gender: i % 2, nft_name: pick(names, i), staked: i % 3 === 0, burned: i % 11 === 10,
-  })));
-  await insertRows(stack, 'listings', Array.from({ length: 30 }, (_, i) => ({
-    token_id: i % 4 === 3 ? String(1000 + i) : String(i + 1), seller: pick([owner, wallet('c2'), wallet('c3')], i), price: i % 6 === 0 ? above64(1) : String(100 * (i % 3)),
-    status: i % 7 === 6 ? 'Sold' : 'Active', edition_id: i % 5 === 0 ? null : (i % 3) + 1, listed_at_block: String(10 + (i % 4)), updated_at_block: String(20 + i), tx_hash: `0x${i}`,
-  })));
-  await insertRows(stack, 'staking_pairs', Array.from({ length: 24 }, (_, i) => ({
-    pair_id: String(i + 1), staker: i % 5 === 4 ? wallet('c2') : owner, male_id: String(2 * i), female_id: String(2 * i + 1), matched: i % 2 === 0,
-    staked_at: String(500 + (i % 3)), last_claim_at: String(600 + (i % 4)), status: i % 6 === 5 ? 'Unstaked' : 'Staked',
-  })));
-  await insertRows(stack, 'forge_requests', Array.from({ length: 24 }, (_, i) => ({
-    request_id: i % 8 === 7 ? above64(i) : String(i + 1), buyer: i % 5 === 4 ? wallet('c2') : owner, tier: (i % 3) + 1, status: pick(['Requested', 'Fulfilled', 'Cancelled'], i),
-    token_id: null, edition_id: null, block_number: String(70 + (i % 3)), fulfilled_at_block: null,
-  })));
-  await insertRows(stack, 'sales', Array.from({ length: 30 }, (_, i) => ({
-    id: `sale-${String(i).padStart(2, '0')}`, token_id: String(i % 4), seller: pick([owner, wallet('c2')], i), buyer: pick([wallet('c3'), owner, wallet('c2')], i),
-    price: String(i), platform_fee: '1', royalty: '2', block_number: i % 9 === 0 ? above64(0) : String(40 + (i % 3)),
-  })));
+  await insertRows(
+    stack,
+    'editions',
+    Array.from({ length: 24 }, (_, i) => ({
+      edition_id: i + 1,
+      name: pick(names, i),
+      art_uri: `ipfs://${i}`,
+      health: i % 3,
+      skill: 1,
+      morale: 2,
+      rarity: i % 3,
+      max_supply: 10,
+      minted: i % 4,
+      mint_start: 0,
+      mint_end: 1,
+      price: i % 5 === 0 ? above64(i) : String(i % 4),
+      distribution: i % 2,
+      active: i % 3 !== 0,
+    })),
+  );
+  await insertRows(
+    stack,
+    'nfts',
+    Array.from({ length: 30 }, (_, i) => ({
+      token_id: i % 7 === 0 ? above64(i) : String(i + 1),
+      owner: i % 6 === 5 ? wallet('c2') : owner,
+      edition_id: i % 5 === 0 ? 999 : (i % 4) + 1,
+      gender: i % 2,
+      nft_name: pick(names, i),
+      staked: i % 3 === 0,
+      burned: i % 11 === 10,
+    })),
+  );
+  await insertRows(
+    stack,
+    'listings',
+    Array.from({ length: 30 }, (_, i) => ({
+      token_id: i % 4 === 3 ? String(1000 + i) : String(i + 1),
+      seller: pick([owner, wallet('c2'), wallet('c3')], i),
+      price: i % 6 === 0 ? above64(1) : String(100 * (i % 3)),
+      status: i % 7 === 6 ? 'Sold' : 'Active',
+      edition_id: i % 5 === 0 ? null : (i % 3) + 1,
+      listed_at_block: String(10 + (i % 4)),
+      updated_at_block: String(20 + i),
+      tx_hash: `0x${i}`,
+    })),
+  );
+  await insertRows(
+    stack,
+    'staking_pairs',
+    Array.from({ length: 24 }, (_, i) => ({
+      pair_id: String(i + 1),
+      staker: i % 5 === 4 ? wallet('c2') : owner,
+      male_id: String(2 * i),
+      female_id: String(2 * i + 1),
+      matched: i % 2 === 0,
+      staked_at: String(500 + (i % 3)),
+      last_claim_at: String(600 + (i % 4)),
+      status: i % 6 === 5 ? 'Unstaked' : 'Staked',
+    })),
+  );
+  await insertRows(
+    stack,
+    'forge_requests',
+    Array.from({ length: 24 }, (_, i) => ({
+      request_id: i % 8 === 7 ? above64(i) : String(i + 1),
+      buyer: i % 5 === 4 ? wallet('c2') : owner,
+      tier: (i % 3) + 1,
+      status: pick(['Requested', 'Fulfilled', 'Cancelled'], i),
+      token_id: null,
+      edition_id: null,
+      block_number: String(70 + (i % 3)),
+      fulfilled_at_block: null,
+    })),
+  );
+  await insertRows(
+    stack,
+    'sales',
+    Array.from({ length: 30 }, (_, i) => ({
+      id: `sale-${String(i).padStart(2, '0')}`,
+      token_id: String(i % 4),
+      seller: pick([owner, wallet('c2')], i),
+      buyer: pick([wallet('c3'), owner, wallet('c2')], i),
+      price: String(i),
+      platform_fee: '1',
+      royalty: '2',
+      block_number: i % 9 === 0 ? above64(0) : String(40 + (i % 3)),
+    })),
+  );
 }, 120_000);
 
 afterAll(async () => {
@@ -140,7 +205,11 @@ describe('a walk while the chain moves', () => {
     }
     const walked = [...first.items, ...rest];
     const key = (sale: Sale) => `${sale.tokenId}/${sale.price}`;
-    for (const sale of before) expect(walked.filter((each) => key(each) === key(sale)), key(sale)).toHaveLength(1);
+    for (const sale of before)
+      expect(
+        walked.filter((each) => key(each) === key(sale)),
+        key(sale),
+      ).toHaveLength(1);
     expect(walked.map((sale) => sale.price)).toContain('7002');
     expect(walked.map((sale) => sale.price)).not.toContain('7001');
     expect(walked).toHaveLength(before.length + 1);
@@ -164,7 +233,17 @@ describe('a cursor is client input', () => {
     const { nextCursor } = await getPage<unknown>(stack, path, { pageSize: '2' });
     const cursor = nextCursor!;
     const [binding, ...keys] = JSON.parse(Buffer.from(cursor, 'base64url').toString()) as string[];
-    for (const bad of ['!!!', 'abc', cursor.slice(0, -3), `${Buffer.from(Buffer.from(cursor, 'base64url')).toString('base64')}=`, encode({ a: 1 }), encode([binding]), encode([binding, ...keys, 'x']), encode([binding, 1, 2]), encode(null)]) {
+    for (const bad of [
+      '!!!',
+      'abc',
+      cursor.slice(0, -3),
+      `${Buffer.from(Buffer.from(cursor, 'base64url')).toString('base64')}=`,
+      encode({ a: 1 }),
+      encode([binding]),
+      encode([binding, ...keys, 'x']),
+      encode([binding, 1, 2]),
+      encode(null),
+    ]) {
       await refuses({ pageSize: '2', after: bad }, /cursor/);
     }
     await refuses({ pageSize: '2', after: encode(['another-list', ...keys]) }, /another list, filter or order/);

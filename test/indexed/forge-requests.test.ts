@@ -16,7 +16,16 @@ const requests = [
   { request_id: '1', buyer: alice, tier: 1, status: 'Requested', token_id: null, edition_id: null, block_number: '100', fulfilled_at_block: null },
   { request_id: '2', buyer: alice, tier: 2, status: 'Fulfilled', token_id: above64(20), edition_id: '3', block_number: '110', fulfilled_at_block: '111' },
   { request_id: '3', buyer: alice, tier: 1, status: 'Cancelled', token_id: null, edition_id: null, block_number: '120', fulfilled_at_block: null },
-  { request_id: above64(4), buyer: alice, tier: 3, status: 'Fulfilled', token_id: '40', edition_id: above64(41), block_number: above64(0), fulfilled_at_block: above64(1) },
+  {
+    request_id: above64(4),
+    buyer: alice,
+    tier: 3,
+    status: 'Fulfilled',
+    token_id: '40',
+    edition_id: above64(41),
+    block_number: above64(0),
+    fulfilled_at_block: above64(1),
+  },
   { request_id: '5', buyer: alice, tier: 2, status: 'Requested', token_id: null, edition_id: null, block_number: '130', fulfilled_at_block: null },
   { request_id: '6', buyer: alice, tier: 1, status: 'Fulfilled', token_id: '60', edition_id: '6', block_number: '140', fulfilled_at_block: '141' },
   { request_id: '7', buyer: bob, tier: 1, status: 'Fulfilled', token_id: '70', edition_id: '7', block_number: '150', fulfilled_at_block: '151' },
@@ -76,7 +85,14 @@ describe('GET /accounts/{address}/forge-requests', () => {
     expect(text).not.toContain('null');
     expect(JSON.parse(text)).toStrictEqual({
       items: [
-        { requestId: '18446744073709551620', tier: 3, status: 'Fulfilled', tokenId: '40', editionId: '18446744073709551657', blockNumber: '18446744073709551616' },
+        {
+          requestId: '18446744073709551620',
+          tier: 3,
+          status: 'Fulfilled',
+          tokenId: '40',
+          editionId: '18446744073709551657',
+          blockNumber: '18446744073709551616',
+        },
         { requestId: '6', tier: 1, status: 'Fulfilled', tokenId: '60', editionId: '6', blockNumber: '140' },
         { requestId: '5', tier: 2, status: 'Requested', blockNumber: '130' },
       ],

@@ -56,9 +56,18 @@ beforeAll(async () => {
   await indexer.query(`GRANT CREATE ON DATABASE postgres TO ${serviceRole}`);
   await indexer.query(`GRANT USAGE ON SCHEMA ${schema} TO ${serviceRole}`);
   await indexer.query(`GRANT SELECT ON ALL TABLES IN SCHEMA ${schema} TO ${serviceRole}`);
-  stack = await startStack({ port: 0, dataDir: join(dataDir, 'stack'), persistent: false, databaseUrl: serviceUrl(), demoData: false, listener: { pollMs: 50 } });
+  stack = await startStack({
+    port: 0,
+    dataDir: join(dataDir, 'stack'),
+    persistent: false,
+    databaseUrl: serviceUrl(),
+    demoData: false,
+    listener: { pollMs: 50 },
+  });
 
-  for (const route of Object.values<HttpRoute>(httpRoutes).filter((each) => each.method === 'GET' && !each.path.includes('{proxy+}') && !each.path.includes('{asset}') && !each.path.startsWith('/accounts/me'))) {
+  for (const route of Object.values<HttpRoute>(httpRoutes).filter(
+    (each) => each.method === 'GET' && !each.path.includes('{proxy+}') && !each.path.includes('{asset}') && !each.path.startsWith('/accounts/me'),
+  )) {
     const response = await fetch(`${stack.url}${concrete(route)}`);
     answers.push({ route: `GET ${route.path}`, status: response.status });
   }
@@ -67,7 +76,11 @@ beforeAll(async () => {
   const wallet = privateKeyToAccount(generatePrivateKey());
   const challenge = await api.nonce();
   answers.push({ route: 'POST /accounts/me/wallet/nonce', status: challenge.status });
-  answers.push({ route: 'POST /accounts/me/wallet', status: (await api.link({ address: wallet.address, signature: await wallet.signMessage({ message: challenge.body.message }), nonce: challenge.body.nonce })).status });
+  answers.push({
+    route: 'POST /accounts/me/wallet',
+    status: (await api.link({ address: wallet.address, signature: await wallet.signMessage({ message: challenge.body.message }), nonce: challenge.body.nonce }))
+      .status,
+  });
   answers.push({ route: 'DELETE /accounts/me/wallet', status: (await api.unlink()).status });
 
   // The indexer writes (as its own role) and notifies; the listener, as the service, reads and announces the change.

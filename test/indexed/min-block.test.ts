@@ -46,7 +46,10 @@ async function createPonderTables(): Promise<void> {
 }
 
 /** Moves the index, as Ponder does at the end of a block; `rows` are written in the same transaction. */
-async function indexBlock(latest: bigint, { safe, finalized, chain = chainId, rows = '' }: { safe?: bigint; finalized?: bigint; chain?: number; rows?: string } = {}) {
+async function indexBlock(
+  latest: bigint,
+  { safe, finalized, chain = chainId, rows = '' }: { safe?: bigint; finalized?: bigint; chain?: number; rows?: string } = {},
+) {
   await stack.sql(`BEGIN; ${rows}
     INSERT INTO indexer._ponder_checkpoint VALUES ('chain${chain}', ${chain}, '${checkpoint(safe ?? latest, chain)}', '${checkpoint(latest, chain)}', '${checkpoint(finalized ?? latest, chain)}')
     ON CONFLICT (chain_name) DO UPDATE SET latest_checkpoint = excluded.latest_checkpoint, safe_checkpoint = excluded.safe_checkpoint, finalized_checkpoint = excluded.finalized_checkpoint;
@@ -56,7 +59,8 @@ async function indexBlock(latest: bigint, { safe, finalized, chain = chainId, ro
 const sale = (id: string, block: bigint) =>
   `INSERT INTO indexer.sales (id, token_id, seller, buyer, price, platform_fee, royalty, block_number) VALUES ('${id}', 1, '${wallet}', '${demoAddress(2)}', 7, 0, 0, ${block});`;
 
-const get = (path: string, minBlock?: string) => stack.get(minBlock === undefined ? path : `${path}${path.includes('?') ? '&' : '?'}minBlock=${encodeURIComponent(minBlock)}`);
+const get = (path: string, minBlock?: string) =>
+  stack.get(minBlock === undefined ? path : `${path}${path.includes('?') ? '&' : '?'}minBlock=${encodeURIComponent(minBlock)}`);
 
 /** Waits out the instance's cached view of the index (limits.freshnessCacheMs). */
 const afterFreshnessCache = () => new Promise((resolve) => setTimeout(resolve, limits.freshnessCacheMs + 50));
@@ -140,7 +144,13 @@ describe('minBlock', () => {
     const elapsed = Date.now() - started;
     expect(elapsed).toBeGreaterThanOrEqual(limits.minBlock.waitMs - limits.minBlock.pollMs);
     expect(elapsed).toBeLessThan(limits.minBlock.waitMs + 1_000);
-    expect(body).toMatchObject({ status: 409, title: 'Not indexed yet', minBlock: `${chainId}:110`, indexedBlock: `${chainId}:102`, instance: '/marketplace/listings' });
+    expect(body).toMatchObject({
+      status: 409,
+      title: 'Not indexed yet',
+      minBlock: `${chainId}:110`,
+      indexedBlock: `${chainId}:102`,
+      instance: '/marketplace/listings',
+    });
     expect(body.detail).toMatch(/minBlock 110 .* block 102/);
   });
 
@@ -152,7 +162,23 @@ describe('minBlock', () => {
 
   it('refuses a malformed minBlock, or one far beyond any plausible head, at once with a 422 naming it', async () => {
     const far = String(102 + limits.minBlock.maxAheadBlocks + 1);
-    for (const minBlock of ['abc', '-1', '1.5', '1e3', '0x10', '1:2:3', ':5', '5:', ' 5', '9'.repeat(17), `1:${'9'.repeat(17)}`, far, `${chainId}:${far}`, '1:5', '8453:5']) {
+    for (const minBlock of [
+      'abc',
+      '-1',
+      '1.5',
+      '1e3',
+      '0x10',
+      '1:2:3',
+      ':5',
+      '5:',
+      ' 5',
+      '9'.repeat(17),
+      `1:${'9'.repeat(17)}`,
+      far,
+      `${chainId}:${far}`,
+      '1:5',
+      '8453:5',
+    ]) {
       for (const path of [reads[0]!, reads[6]!, reads[7]!]) {
         const started = Date.now();
         const body = await expectProblem(await get(path, minBlock), 422);
@@ -183,7 +209,10 @@ describe('minBlock', () => {
     const run = async () => {
       const { code, stdout } = await runShell(onStack(line!.replace(/^curl /, 'command curl -w "\\n%{http_code}" '), stack.url));
       expect(code).toBe(0);
-      return { status: Number(stdout.slice(stdout.lastIndexOf('\n') + 1)), body: JSON.parse(stdout.slice(0, stdout.lastIndexOf('\n'))) as Record<string, unknown> };
+      return {
+        status: Number(stdout.slice(stdout.lastIndexOf('\n') + 1)),
+        body: JSON.parse(stdout.slice(0, stdout.lastIndexOf('\n'))) as Record<string, unknown>,
+      };
     };
     await indexBlock(23_456_788n, { chain: 8453 });
     await afterFreshnessCache();
@@ -207,7 +236,11 @@ describe('minBlock', () => {
       expect(parameter, route.path).toMatchObject({ in: 'query', required: false, schema: { type: 'string' } });
       expect(parameter.description).toMatch(/409/);
       expect(operation.responses[409].description, route.path).toMatch(/minBlock/);
-      expect(operation.responses[409].content['application/problem+json'].example).toMatchObject({ status: 409, minBlock: expect.any(String), indexedBlock: expect.any(String) });
+      expect(operation.responses[409].content['application/problem+json'].example).toMatchObject({
+        status: 409,
+        minBlock: expect.any(String),
+        indexedBlock: expect.any(String),
+      });
       expect(Object.keys(operation.responses[200].headers)).toEqual(['X-Indexed-Block', 'X-Safe-Block', 'X-Finalized-Block']);
     }
   });
@@ -220,7 +253,9 @@ function send(target: string): Promise<{ status: number; contentType?: string; b
     const request = http.request({ host: origin.hostname, port: origin.port, path: target }, (response) => {
       const chunks: Buffer[] = [];
       response.on('data', (chunk: Buffer) => chunks.push(chunk));
-      response.on('end', () => resolve({ status: response.statusCode ?? 0, contentType: response.headers['content-type'], body: Buffer.concat(chunks).toString('utf8') }));
+      response.on('end', () =>
+        resolve({ status: response.statusCode ?? 0, contentType: response.headers['content-type'], body: Buffer.concat(chunks).toString('utf8') }),
+      );
     });
     request.on('error', reject);
     request.end();
@@ -235,9 +270,33 @@ describe('minBlock, fuzzed', () => {
     { weight: 4, arbitrary: digits(0n, head) },
     { weight: 4, arbitrary: digits(head + BigInt(limits.minBlock.maxAheadBlocks) + 1n, 10n ** 20n) },
     { weight: 1, arbitrary: digits(head + 1n, head + 3n) },
-    { weight: 3, arbitrary: fc.tuple(fc.constantFrom('31337', '1', '8453', '0', '', '9'.repeat(17)), digits(0n, 10n ** 17n)).map(([chain, block]) => `${chain}:${block}`) },
+    {
+      weight: 3,
+      arbitrary: fc.tuple(fc.constantFrom('31337', '1', '8453', '0', '', '9'.repeat(17)), digits(0n, 10n ** 17n)).map(([chain, block]) => `${chain}:${block}`),
+    },
     { weight: 4, arbitrary: fc.string({ maxLength: 20 }) },
-    { weight: 2, arbitrary: fc.constantFrom('-0', '+1', '1_000', '１２', '٣', 'Infinity', 'NaN', 'constructor', '__proto__', '0x1', '1n', '%', '%00', '%FF', '%C3%28', '1%2C2', '1&minBlock=2') },
+    {
+      weight: 2,
+      arbitrary: fc.constantFrom(
+        '-0',
+        '+1',
+        '1_000',
+        '１２',
+        '٣',
+        'Infinity',
+        'NaN',
+        'constructor',
+        '__proto__',
+        '0x1',
+        '1n',
+        '%',
+        '%00',
+        '%FF',
+        '%C3%28',
+        '1%2C2',
+        '1&minBlock=2',
+      ),
+    },
   );
 
   it('answers every minBlock value on every indexed read with 200, 409 or a 422 problem, never a 500 (property)', async () => {
@@ -283,8 +342,15 @@ describe('the typed client', () => {
     expect(Date.now() - started).toBeGreaterThan(limits.minBlock.waitMs);
     const refused = await client.api.listEditions({ minBlock: 'abc' }).catch((error: unknown) => error);
     expect(isProblem(refused, 422) && refused.errors).toHaveProperty('minBlock');
-    const behind = await createClient({ baseUrl: stack.url, retry: { retries: 0 } }).api.listEditions(undefined, { minBlock: 106 }).catch((error: unknown) => error);
-    expect(behind).toMatchObject({ status: 409, minBlock: `${chainId}:106`, indexedBlock: `${chainId}:104`, retryAfterMs: limits.minBlock.retryAfterSeconds * 1000 });
+    const behind = await createClient({ baseUrl: stack.url, retry: { retries: 0 } })
+      .api.listEditions(undefined, { minBlock: 106 })
+      .catch((error: unknown) => error);
+    expect(behind).toMatchObject({
+      status: 409,
+      minBlock: `${chainId}:106`,
+      indexedBlock: `${chainId}:104`,
+      retryAfterMs: limits.minBlock.retryAfterSeconds * 1000,
+    });
   });
 
   it(`runs docs/client.md's example (${where(docBlock('client-read-after'))}): its reads carry minBlock and answer once the block is indexed`, async () => {

@@ -140,7 +140,16 @@ describe('GET /accounts/{address}/nfts', () => {
   it('gives "" and 0 for the values of an edition that is not indexed', async () => {
     const page = await getPage<NftItemDto>(stack, `/accounts/${alice}/nfts`, { filter: 'tokenId=6' });
     expect(page.items).toStrictEqual([
-      { tokenId: '6', attributes: { health: 0, skill: 0, morale: 0, gender: 1 }, editionId: '99', editionName: '', artUri: '', rarity: 0, nftName: 'Hatchling #6', staked: false },
+      {
+        tokenId: '6',
+        attributes: { health: 0, skill: 0, morale: 0, gender: 1 },
+        editionId: '99',
+        editionName: '',
+        artUri: '',
+        rarity: 0,
+        nftName: 'Hatchling #6',
+        staked: false,
+      },
     ]);
   });
 

@@ -82,7 +82,15 @@ describe('GET /transparency/sales', () => {
     });
     const first = await getPage<SaleDto>(stack, '/transparency/sales', { pageSize: '1' });
     expect(first.items).toStrictEqual([
-      { tokenId: '18446744073709551620', seller: carol, buyer: alice, price: '200', platformFee: '4', royalty: '18446744073709551618', blockNumber: '18446744073709551616' },
+      {
+        tokenId: '18446744073709551620',
+        seller: carol,
+        buyer: alice,
+        price: '200',
+        platformFee: '4',
+        royalty: '18446744073709551618',
+        blockNumber: '18446744073709551616',
+      },
     ]);
   });
 

@@ -17,7 +17,8 @@ const sent = () =>
     return typeof text === 'string' ? [{ text, byListener: client.connectionParameters.application_name?.startsWith('hatchery-listener') ?? false }] : [];
   });
 /** Summing rounds (the only statements that read token_transfers) a function sent, or the listener. */
-const sums = (by: 'function' | 'listener') => sent().filter(({ text, byListener }) => text.includes(indexerTable('token_transfers')) && byListener === (by === 'listener')).length;
+const sums = (by: 'function' | 'listener') =>
+  sent().filter(({ text, byListener }) => text.includes(indexerTable('token_transfers')) && byListener === (by === 'listener')).length;
 /** A function's reads of the stored row (the only statement that asks its age). */
 const rowReads = () => sent().filter(({ text, byListener }) => !byListener && text.includes('"ageMs"')).length;
 
@@ -101,13 +102,39 @@ describe('GET /transparency/summary', () => {
   it('sums in the database, exactly beyond 64 bits, with no row yet: 50 concurrent calls on a cold instance make one round, stored for the others', async () => {
     await createSchema(stack);
     await insertRows(stack, 'sales', [sale('s1', above64(1)), sale('s2', above64(2)), sale('s3', '500')]);
-    await insertRows(stack, 'editions', ['1', '2'].map((id) => ({
-      edition_id: id, name: `e${id}`, art_uri: '', health: 0, skill: 0, morale: 0, rarity: 0, max_supply: '1', minted: '0',
-      mint_start: '0', mint_end: '0', price: '0', distribution: 0, active: true,
-    })));
-    await insertRows(stack, 'nfts', ['1', '2', '3', '4'].map((id) => ({
-      token_id: id, owner: alice, edition_id: '1', gender: 0, nft_name: `n${id}`, staked: id === '2', burned: id === '4',
-    })));
+    await insertRows(
+      stack,
+      'editions',
+      ['1', '2'].map((id) => ({
+        edition_id: id,
+        name: `e${id}`,
+        art_uri: '',
+        health: 0,
+        skill: 0,
+        morale: 0,
+        rarity: 0,
+        max_supply: '1',
+        minted: '0',
+        mint_start: '0',
+        mint_end: '0',
+        price: '0',
+        distribution: 0,
+        active: true,
+      })),
+    );
+    await insertRows(
+      stack,
+      'nfts',
+      ['1', '2', '3', '4'].map((id) => ({
+        token_id: id,
+        owner: alice,
+        edition_id: '1',
+        gender: 0,
+        nft_name: `n${id}`,
+        staked: id === '2',
+        burned: id === '4',
+      })),
+    );
     await insertRows(stack, 'token_transfers', [
       { id: 't1', from_addr: alice, to_addr: bob, value: above64(10), block_number: '1' },
       { id: 't2', from_addr: bob, to_addr: alice, value: '5', block_number: '2' },

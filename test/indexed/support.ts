@@ -9,8 +9,7 @@ export const above64 = (offset: number) => (2n ** 64n + BigInt(offset)).toString
 export const wallet = (byte: string) => `0x${byte.repeat(20)}`;
 
 /** The same address with every other hex letter upper-cased, as a checksummed address might arrive. */
-export const mixedCase = (address: string) =>
-  `0x${[...address.slice(2)].map((char, index) => (index % 2 ? char.toUpperCase() : char)).join('')}`;
+export const mixedCase = (address: string) => `0x${[...address.slice(2)].map((char, index) => (index % 2 ? char.toUpperCase() : char)).join('')}`;
 
 export async function createSchema(stack: TestStack): Promise<void> {
   await createIndexerSchema({ query: (text: string) => stack.sql(text) } as never);

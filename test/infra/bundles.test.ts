@@ -68,7 +68,9 @@ describe('function bundles', () => {
   it('answers each HTTP route from its own bundle: 401 without a token where one is required', () => {
     const http = rows.filter((row) => row.handler.startsWith('packages/functions/src/http/'));
     expect(http.length).toBeGreaterThan(12);
-    expect(Object.fromEntries(http.map((row) => [row.key, row.probe.statusCode]))).toEqual(Object.fromEntries(http.map((row) => [row.key, row.expectedStatus])));
+    expect(Object.fromEntries(http.map((row) => [row.key, row.probe.statusCode]))).toEqual(
+      Object.fromEntries(http.map((row) => [row.key, row.expectedStatus])),
+    );
   });
 
   it('answers the hub’s $connect, handshake and $disconnect from their bundles', () => {
@@ -90,7 +92,10 @@ describe('function bundles', () => {
     await client.connect();
     try {
       const { rows: applied } = await client.query<{ name: string }>('SELECT name FROM hatchery.pgmigrations ORDER BY run_on, id');
-      const files = readdirSync(migrationsDir).filter((file) => file.endsWith('.sql')).map((file) => file.replace(/\.sql$/, '')).sort();
+      const files = readdirSync(migrationsDir)
+        .filter((file) => file.endsWith('.sql'))
+        .map((file) => file.replace(/\.sql$/, ''))
+        .sort();
       expect(applied.map((row) => row.name)).toEqual(files);
       const { rows: tables } = await client.query(`SELECT to_regclass('hatchery.accounts') IS NOT NULL AS present`);
       expect(tables[0]).toEqual({ present: true });

@@ -54,7 +54,11 @@ export async function deployForColdStarts(backing: Backing, workdir: string): Pr
   try {
     if (result.error) throw new Error(`deploy failed: ${result.error}`);
     const tableName = String(state(only(result, 'aws:dynamodb/table:Table')).name);
-    const dynamo = new DynamoDBClient({ endpoint: backing.dynamoEndpoint, region: 'us-east-1', credentials: { accessKeyId: 'local', secretAccessKey: 'local' } });
+    const dynamo = new DynamoDBClient({
+      endpoint: backing.dynamoEndpoint,
+      region: 'us-east-1',
+      credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+    });
     await dynamo.send(new CreateTableCommand(createTableInput(tableName))).catch((error: unknown) => {
       if (!(error instanceof ResourceInUseException)) throw error;
     });
@@ -213,7 +217,12 @@ export async function probeBundle(target: ProbeTarget, backing: Backing, options
     ...options.overrides,
     PROBE_INPUT: JSON.stringify({ file: target.file, exportName: target.exportName, event: options.event }),
   };
-  const { stdout } = await run(process.execPath, ['--input-type=module', '-e', probeScript], { env, cwd: target.taskRoot, timeout: 60_000, maxBuffer: 16 * 1024 * 1024 });
+  const { stdout } = await run(process.execPath, ['--input-type=module', '-e', probeScript], {
+    env,
+    cwd: target.taskRoot,
+    timeout: 60_000,
+    maxBuffer: 16 * 1024 * 1024,
+  });
   // The function's own lines (its metrics, one EMF line per call) come before the report, which is the last line.
   return JSON.parse(stdout.slice(stdout.lastIndexOf('\n') + 1)) as Probe;
 }
@@ -285,7 +294,8 @@ export async function measureColdStarts(
 ): Promise<ColdStarts> {
   const targets = await deployForColdStarts(backing, workdir);
   const routes = new Map(Object.values<HttpRoute>(httpRoutes).map((route) => [`${route.method} ${route.path}`, route]));
-  const order = (target: ColdStartTarget) => ['http', 'hub', 'fanOut', 'migrator', 'other'].indexOf(target.via) * 10 + ['$connect', '$default', '$disconnect'].indexOf(target.key);
+  const order = (target: ColdStartTarget) =>
+    ['http', 'hub', 'fanOut', 'migrator', 'other'].indexOf(target.via) * 10 + ['$connect', '$default', '$disconnect'].indexOf(target.key);
   const managementEndpoint = { WEBSOCKET_MANAGEMENT_ENDPOINT: backing.managementEndpoint };
   const measurements: Measurement[] = [];
   for (const target of [...targets].sort((a, b) => order(a) - order(b) || a.key.localeCompare(b.key))) {
@@ -311,7 +321,10 @@ export async function measureColdStarts(
     if (!editions) throw new Error('the deploy has no GET /editions function to take the pg-only baseline’s configuration from');
     const built = await buildPgOnlyBaseline(join(workdir, 'pg-only'), editions.fn.environment.INDEXER_SCHEMA);
     const environment = { DATABASE_URL: backing.databaseUrl };
-    baseline = { once: () => probeBundle({ ...built, environment }, backing, { event: httpEvent(httpRoutes.listEditions) }), row: { key: pgOnlyBaselineKey, handler: built.file, bundle: built.bundle } };
+    baseline = {
+      once: () => probeBundle({ ...built, environment }, backing, { event: httpEvent(httpRoutes.listEditions) }),
+      row: { key: pgOnlyBaselineKey, handler: built.file, bundle: built.bundle },
+    };
   }
   // Each function's floor, but the migrator's: it runs once per deploy, never in a user's request.
   const floored = options.floors ? measurements.filter((measurement) => measurement.row.via !== 'migrator') : [];
@@ -368,8 +381,11 @@ function budgetCell(row: ColdStart): string {
  */
 export function printColdStarts(rows: readonly ColdStart[], options: { times?: number; baseline?: ColdStart; loadAtStart?: number } = {}): void {
   const { times = 1, baseline, loadAtStart = loadavg()[0]! } = options;
-  const runs = times > 1 ? `median of ${times} fresh Node.js ${process.versions.node} processes, in rounds` : `one fresh Node.js ${process.versions.node} process`;
-  console.log(`\nFunction bundles and cold starts (${runs} per function; first call against the local stack; load average ${loadAtStart.toFixed(2)} when it started)`);
+  const runs =
+    times > 1 ? `median of ${times} fresh Node.js ${process.versions.node} processes, in rounds` : `one fresh Node.js ${process.versions.node} process`;
+  console.log(
+    `\nFunction bundles and cold starts (${runs} per function; first call against the local stack; load average ${loadAtStart.toFixed(2)} when it started)`,
+  );
   const columns: [string, number][] = [
     ['function', -38],
     ['KB', 6],
@@ -383,7 +399,8 @@ export function printColdStarts(rows: readonly ColdStart[], options: { times?: n
     ['1st call', 9],
     ['status', 8],
   ];
-  const line = (cells: string[]) => console.log(cells.map((cell, index) => (columns[index]![1] < 0 ? cell.padEnd(-columns[index]![1]) : cell.padStart(columns[index]![1]))).join(' '));
+  const line = (cells: string[]) =>
+    console.log(cells.map((cell, index) => (columns[index]![1] < 0 ? cell.padEnd(-columns[index]![1]) : cell.padStart(columns[index]![1]))).join(' '));
   line(columns.map(([name]) => name));
   const ratio = (row: ColdStart) => (baseline && !baseline.probe.error && !row.probe.error ? row.probe.importMs / baseline.probe.importMs : undefined);
   const editionsKey = `${httpRoutes.listEditions.method} ${httpRoutes.listEditions.path}`;
@@ -410,8 +427,11 @@ export function printColdStarts(rows: readonly ColdStart[], options: { times?: n
   if (baseline) console.log(`(pg-only baseline: ${pgOnlyBaselineSummary}; import × = the function's import / the baseline's)`);
   const floors = new Map(rows.flatMap((row) => (row.floor ? [[row.floor.libraries.join(', '), row.floor] as const] : [])));
   if (floors.size) {
-    console.log("(floor = a bundle of only the function's own third-party libraries, constructed at init as it constructs them (test/infra/library-floor.ts); × floor = import / floor's import)");
-    for (const [libraries, floor] of floors) console.log(`  floor ${kb(floor.bundle.bytes).padStart(4)} KB ${ms(floor.probe.importMs).padStart(4)} ms: ${libraries || '(none)'}`);
+    console.log(
+      "(floor = a bundle of only the function's own third-party libraries, constructed at init as it constructs them (test/infra/library-floor.ts); × floor = import / floor's import)",
+    );
+    for (const [libraries, floor] of floors)
+      console.log(`  floor ${kb(floor.bundle.bytes).padStart(4)} KB ${ms(floor.probe.importMs).padStart(4)} ms: ${libraries || '(none)'}`);
   }
   printGoals(rows, baseline);
 }

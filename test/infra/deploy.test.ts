@@ -99,7 +99,10 @@ function createdDatabaseUrl(result: DeployResult): string {
   const proxy = String(state(only(result, 'aws:rds/proxy:Proxy')).endpoint);
   return `postgres://postgres:${encodeURIComponent(password)}@${proxy}:5432/hatchery?sslmode=verify-full`;
 }
-const privateSubnetIds = (result: DeployResult) => ofType(result, 'aws:ec2/subnet:Subnet').filter((subnet) => subnet.name.includes('Private')).map((subnet) => subnet.id!);
+const privateSubnetIds = (result: DeployResult) =>
+  ofType(result, 'aws:ec2/subnet:Subnet')
+    .filter((subnet) => subnet.name.includes('Private'))
+    .map((subnet) => subnet.id!);
 const httpApi = (result: DeployResult) => only(result, 'aws:apigatewayv2/api:Api', 'ApiApi');
 const hubApi = (result: DeployResult) => only(result, 'aws:apigatewayv2/api:Api', 'HubApi');
 
@@ -116,8 +119,19 @@ function lambdaConfig(fn: DeployedFunction) {
 
 /** Whether a policy statement grants `action` on `resource` (IAM's `*` wildcards). */
 function allows(statements: DeployedFunction['statements'], action: string, resource: string): boolean {
-  const matches = (pattern: string, value: string) => new RegExp(`^${pattern.split('*').map((part) => part.replace(/[.+?^${}()|[\]\\]/g, '\\$&')).join('.*')}$`).test(value);
-  return statements.some((statement) => statement.Effect === 'Allow' && [statement.Action].flat().some((a) => matches(a, action)) && [statement.Resource].flat().some((r) => matches(r, resource)));
+  const matches = (pattern: string, value: string) =>
+    new RegExp(
+      `^${pattern
+        .split('*')
+        .map((part) => part.replace(/[.+?^${}()|[\]\\]/g, '\\$&'))
+        .join('.*')}$`,
+    ).test(value);
+  return statements.some(
+    (statement) =>
+      statement.Effect === 'Allow' &&
+      [statement.Action].flat().some((a) => matches(a, action)) &&
+      [statement.Resource].flat().some((r) => matches(r, resource)),
+  );
 }
 
 describe('the HTTP API', () => {
@@ -175,12 +189,17 @@ describe('the realtime hub', () => {
   it('gives $default a route response, so what its function returns (a ping’s answer, a completion) goes back to the caller', () => {
     const result = deployed('dev');
     const hubRoutes = ofType(result, 'aws:apigatewayv2/route:Route').filter((route) => inputs(route).apiId === hubApi(result).id);
-    const responses = ofType(result, 'aws:apigatewayv2/routeResponse:RouteResponse').map((response) => inputs<{ apiId: string; routeId: string; routeResponseKey: string }>(response));
+    const responses = ofType(result, 'aws:apigatewayv2/routeResponse:RouteResponse').map((response) =>
+      inputs<{ apiId: string; routeId: string; routeResponseKey: string }>(response),
+    );
     for (const route of hubRoutes) {
       const { routeKey, routeResponseSelectionExpression } = inputs<{ routeKey: string; routeResponseSelectionExpression?: string }>(route);
       const answersInPlace = wsRoutes.some((each) => each.routeKey === routeKey && 'answersInPlace' in each && each.answersInPlace);
       expect(routeResponseSelectionExpression, routeKey).toBe(answersInPlace ? '$default' : undefined);
-      expect(responses.filter((response) => response.routeId === route.id), routeKey).toEqual(answersInPlace ? [{ apiId: hubApi(result).id, routeId: route.id, routeResponseKey: '$default' }] : []);
+      expect(
+        responses.filter((response) => response.routeId === route.id),
+        routeKey,
+      ).toEqual(answersInPlace ? [{ apiId: hubApi(result).id, routeId: route.id, routeResponseKey: '$default' }] : []);
     }
     expect(responses).toHaveLength(1);
   });
@@ -192,7 +211,10 @@ describe('every function', () => {
     const functions = deployedFunctions(result);
     expect(functions).toHaveLength(routeTable.length + wsRoutes.length + 2);
     const hub = new Set([...routesOf(result, hubApi(result)).values()].map((each) => each.fn.id));
-    const sizes: Record<string, { memorySize: number; timeout: number }> = { Migrator: { memorySize: 512, timeout: 300 }, FanOut: { memorySize: 1769, timeout: limits.hub.shardTimeoutMs / 1000 } };
+    const sizes: Record<string, { memorySize: number; timeout: number }> = {
+      Migrator: { memorySize: 512, timeout: 300 },
+      FanOut: { memorySize: 1769, timeout: limits.hub.shardTimeoutMs / 1000 },
+    };
     for (const fn of functions) {
       const size = sizes[fn.id] ?? (hub.has(fn.id) ? { memorySize: 512, timeout: 10 } : { memorySize: 1024, timeout: 15 });
       expect(fn.lambda, fn.id).toMatchObject({ runtime: lambdaRuntime, architectures: ['arm64'], packageType: 'Zip', ...size });
@@ -202,7 +224,9 @@ describe('every function', () => {
       expect(fn.lambda.name.length, fn.id).toBeLessThanOrEqual(64);
       expect(fn.roleName.length, fn.id).toBeLessThanOrEqual(64);
       // Only Lambda may assume a function's role (SST's default also trusts the account root).
-      expect(JSON.parse(fn.trustPolicy), fn.id).toMatchObject({ Statement: [{ Action: 'sts:AssumeRole', Effect: 'Allow', Principal: { Service: 'lambda.amazonaws.com' } }] });
+      expect(JSON.parse(fn.trustPolicy), fn.id).toMatchObject({
+        Statement: [{ Action: 'sts:AssumeRole', Effect: 'Allow', Principal: { Service: 'lambda.amazonaws.com' } }],
+      });
       expect(fn.trustPolicy, fn.id).not.toContain(':root');
       // The code Lambda runs: the bundle SST built, ESM, minified.
       const listing = execFileSync('unzip', ['-Z1', fn.build.zip]).toString().split('\n');
@@ -248,7 +272,11 @@ describe('every function', () => {
     const values = [secrets.SST_SECRET_IdpProjectId, password, originSecret];
     const leaks = result.resources
       .filter((resource) => !['sst:sst:Secret', 'sst:sst:Linkable', 'sst:sst:LinkRef'].includes(resource.type) && !resource.type.startsWith('random:'))
-      .flatMap((resource) => plainStrings(resource.inputs).filter(([, text]) => values.some((value) => text.includes(value))).map(([path]) => `${resource.name}${path}`));
+      .flatMap((resource) =>
+        plainStrings(resource.inputs)
+          .filter(([, text]) => values.some((value) => text.includes(value)))
+          .map(([path]) => `${resource.name}${path}`),
+      );
     // Known and accepted: the router's CloudFront Function must carry the origin secret in its code (SST builds the
     // code inside an apply, which drops the secret marker); docker-build marks an image's build `secrets` secret in its
     // provider schema, which the mocks do not read.
@@ -262,7 +290,8 @@ describe('every function', () => {
     for (const name of ['dev', 'existingDatabase'] as const) {
       for (const fn of deployedFunctions(deployed(name))) {
         expect(fn.lambda.tracingConfig, `${name} ${fn.id}`).toEqual({ mode: 'Active' });
-        for (const action of ['xray:PutTraceSegments', 'xray:PutTelemetryRecords']) expect(allows(fn.statements, action, '*'), `${name} ${fn.id} ${action}`).toBe(true);
+        for (const action of ['xray:PutTraceSegments', 'xray:PutTelemetryRecords'])
+          expect(allows(fn.statements, action, '*'), `${name} ${fn.id} ${action}`).toBe(true);
       }
     }
   });
@@ -329,7 +358,9 @@ describe('the DynamoDB table', () => {
 
 /** The listener's container environment, as its task definition gives it. */
 function listenerEnvironment(result: DeployResult): Record<string, string> {
-  const definitions = JSON.parse(String(inputs(only(result, 'aws:ecs/taskDefinition:TaskDefinition')).containerDefinitions)) as { environment: { name: string; value: string }[] }[];
+  const definitions = JSON.parse(String(inputs(only(result, 'aws:ecs/taskDefinition:TaskDefinition')).containerDefinitions)) as {
+    environment: { name: string; value: string }[];
+  }[];
   return Object.fromEntries(definitions[0]!.environment.map(({ name, value }) => [name, value]));
 }
 const listenerConfig = (result: DeployResult) => loadConfig(listenerEnvironment(result));
@@ -340,7 +371,8 @@ interface MetricFilter {
   pattern: string;
   metricTransformation: { namespace: string; name: string; value: string; unit: string; dimensions: Record<string, string> };
 }
-const listenerFilters = (result: DeployResult) => ofType(result, 'aws:cloudwatch/logMetricFilter:LogMetricFilter').map((filter) => inputs<MetricFilter>(filter));
+const listenerFilters = (result: DeployResult) =>
+  ofType(result, 'aws:cloudwatch/logMetricFilter:LogMetricFilter').map((filter) => inputs<MetricFilter>(filter));
 
 /** What the listener prints for a read that answers a notification and posts one event of each kind. */
 function listenerLines(): Record<string, unknown>[] {
@@ -374,7 +406,9 @@ function matches(pattern: string, line: Record<string, unknown>): boolean {
 describe('the listener', () => {
   it('runs one Fargate task in the private subnets with no public IP, so it leaves through the NAT gateways', () => {
     const result = deployed('dev');
-    const service = inputs<{ desiredCount?: number; networkConfiguration: { assignPublicIp: boolean; subnets: string[] } }>(only(result, 'aws:ecs/service:Service'));
+    const service = inputs<{ desiredCount?: number; networkConfiguration: { assignPublicIp: boolean; subnets: string[] } }>(
+      only(result, 'aws:ecs/service:Service'),
+    );
     const privateSubnets = privateSubnetIds(result);
     expect(service.networkConfiguration.assignPublicIp).toBe(false);
     expect(service.networkConfiguration.subnets.sort()).toEqual(privateSubnets.sort());
@@ -400,7 +434,9 @@ describe('the listener', () => {
     expect(config).toMatchObject({ FANOUT_POSTS_PER_SECOND: 5_000, FANOUT_MIN_INTERVAL_MS: 1_000 });
     expect(listenerConfig(deployed('tuned'))).toMatchObject({ FANOUT_POSTS_PER_SECOND: 2_000, FANOUT_MIN_INTERVAL_MS: 60_000 });
     const taskRole = ofType(result, 'aws:iam/role:Role').find((role) => role.name === 'ListenerTaskRole')!;
-    const statements = (inputs<{ inlinePolicies: { policy: string }[] }>(taskRole).inlinePolicies ?? []).flatMap((policy) => (JSON.parse(policy.policy) as { Statement: DeployedFunction['statements'] }).Statement);
+    const statements = (inputs<{ inlinePolicies: { policy: string }[] }>(taskRole).inlinePolicies ?? []).flatMap(
+      (policy) => (JSON.parse(policy.policy) as { Statement: DeployedFunction['statements'] }).Statement,
+    );
     expect(allows(statements, 'execute-api:ManageConnections', `${String(state(hubApi(result)).executionArn)}/$default/POST/@connections/abc=`)).toBe(true);
     expect(allows(statements, 'dynamodb:Query', String(state(only(result, 'aws:dynamodb/table:Table')).arn))).toBe(true);
   });
@@ -418,7 +454,9 @@ describe('the listener', () => {
     expect(fanOut.id).toBe('FanOut');
     expect(listenerConfig(result).FANOUT_FUNCTION_NAME).toBe(fanOut.lambda.name);
     const taskRole = ofType(result, 'aws:iam/role:Role').find((role) => role.name === 'ListenerTaskRole')!;
-    const statements = (inputs<{ inlinePolicies: { policy: string }[] }>(taskRole).inlinePolicies ?? []).flatMap((policy) => (JSON.parse(policy.policy) as { Statement: DeployedFunction['statements'] }).Statement);
+    const statements = (inputs<{ inlinePolicies: { policy: string }[] }>(taskRole).inlinePolicies ?? []).flatMap(
+      (policy) => (JSON.parse(policy.policy) as { Statement: DeployedFunction['statements'] }).Statement,
+    );
     expect(allows(statements, 'lambda:InvokeFunction', fanOut.arn)).toBe(true);
     const executionArn = String(state(hubApi(result)).executionArn);
     expect(allows(fanOut.statements, 'execute-api:ManageConnections', `${executionArn}/$default/POST/@connections/abc=`)).toBe(true);
@@ -431,7 +469,9 @@ describe('the listener', () => {
 
   it('publishes its metrics to CloudWatch with a log metric filter per metric on its container’s log group, as its EMF lines carry them', () => {
     const result = deployed('dev');
-    const [container] = JSON.parse(String(inputs(only(result, 'aws:ecs/taskDefinition:TaskDefinition')).containerDefinitions)) as { logConfiguration: { logDriver: string; options: Record<string, string> } }[];
+    const [container] = JSON.parse(String(inputs(only(result, 'aws:ecs/taskDefinition:TaskDefinition')).containerDefinitions)) as {
+      logConfiguration: { logDriver: string; options: Record<string, string> };
+    }[];
     expect(container!.logConfiguration.logDriver).toBe('awslogs');
     const group = container!.logConfiguration.options['awslogs-group'];
     expect(ofType(result, 'aws:cloudwatch/logGroup:LogGroup').filter((each) => inputs(each).name === group)).toHaveLength(1);
@@ -440,7 +480,10 @@ describe('the listener', () => {
     expect(filters.map((filter) => filter.name).sort()).toEqual([...published].sort());
     for (const [document, { dimensions, metrics }] of Object.entries(listenerDocuments)) {
       for (const name of metrics) {
-        expect(filters.find((filter) => filter.name === name), `${document} ${name}`).toEqual({
+        expect(
+          filters.find((filter) => filter.name === name),
+          `${document} ${name}`,
+        ).toEqual({
           name,
           logGroupName: group,
           pattern: `{ ($.service = "hatchery") && ($.${name} = *) }`,
@@ -512,7 +555,9 @@ async function routeThroughRouter(result: DeployResult, uri: string): Promise<{ 
     kvs: () => ({ get: async (key: string) => (store.has(key) ? store.get(key)! : Promise.reject(new Error(`key not found: ${key}`))) }),
     updateRequestOrigin: (params: { domainName: string }) => (origin = params.domainName),
   };
-  const handler = new Function('cf', `${code.replace(/^\s*import cf from "cloudfront";/m, '')}\nreturn handler;`)(cf) as (event: unknown) => Promise<{ uri: string; headers: Record<string, { value: string }> }>;
+  const handler = new Function('cf', `${code.replace(/^\s*import cf from "cloudfront";/m, '')}\nreturn handler;`)(cf) as (
+    event: unknown,
+  ) => Promise<{ uri: string; headers: Record<string, { value: string }> }>;
   const request = await handler({ request: { uri, method: 'GET', headers: { host: { value: 'api.example.com' } }, querystring: {}, cookies: {} } });
   return { origin, uri: request.uri, headers: request.headers };
 }
@@ -539,13 +584,19 @@ describe('the router', () => {
 
   it('never caches an error response at the edge, and keys cached responses on the caller and the origin', () => {
     const result = deployed('dev');
-    const distribution = inputs<{ customErrorResponses: { errorCode: number; errorCachingMinTtl: number }[]; defaultCacheBehavior: { cachePolicyId: string; responseHeadersPolicyId: string } }>(
-      only(result, 'aws:cloudfront/distribution:Distribution'),
-    );
+    const distribution = inputs<{
+      customErrorResponses: { errorCode: number; errorCachingMinTtl: number }[];
+      defaultCacheBehavior: { cachePolicyId: string; responseHeadersPolicyId: string };
+    }>(only(result, 'aws:cloudfront/distribution:Distribution'));
     expect(distribution.customErrorResponses.map((response) => response.errorCode)).toEqual([400, 403, 404, 405, 414, 416, 500, 501, 502, 503, 504]);
     expect(distribution.customErrorResponses.every((response) => response.errorCachingMinTtl === 0)).toBe(true);
     const policy = ofType(result, 'aws:cloudfront/cachePolicy:CachePolicy').find((each) => each.id === distribution.defaultCacheBehavior.cachePolicyId)!;
-    const { parametersInCacheKeyAndForwardedToOrigin: parameters } = inputs<{ parametersInCacheKeyAndForwardedToOrigin: { headersConfig: { headerBehavior: string; headers: { items: string[] } }; queryStringsConfig: { queryStringBehavior: string } } }>(policy);
+    const { parametersInCacheKeyAndForwardedToOrigin: parameters } = inputs<{
+      parametersInCacheKeyAndForwardedToOrigin: {
+        headersConfig: { headerBehavior: string; headers: { items: string[] } };
+        queryStringsConfig: { queryStringBehavior: string };
+      };
+    }>(policy);
     expect(parameters.headersConfig.headerBehavior).toBe('whitelist');
     expect(parameters.headersConfig.headers.items).toEqual(expect.arrayContaining(['authorization', 'origin']));
     expect(parameters.queryStringsConfig.queryStringBehavior).toBe('all');
@@ -563,7 +614,9 @@ describe('the router', () => {
 
   it('limits each client IP with a WAF rate rule whenever the limit is above 0, and each API stage as a whole', () => {
     const rateLimit = (result: DeployResult) => {
-      const acl = inputs<{ rules: { statement: { rateBasedStatement?: { limit: number; aggregateKeyType: string } } }[] }>(only(result, 'aws:wafv2/webAcl:WebAcl'));
+      const acl = inputs<{ rules: { statement: { rateBasedStatement?: { limit: number; aggregateKeyType: string } } }[] }>(
+        only(result, 'aws:wafv2/webAcl:WebAcl'),
+      );
       expect(inputs(only(result, 'aws:cloudfront/distribution:Distribution')).webAclId).toBe(state(only(result, 'aws:wafv2/webAcl:WebAcl')).arn);
       return acl.rules.find((rule) => rule.statement.rateBasedStatement)!.statement.rateBasedStatement;
     };
@@ -573,7 +626,10 @@ describe('the router', () => {
     const off = deployed('wafOff');
     expect(ofType(off, 'aws:wafv2/webAcl:WebAcl')).toEqual([]);
     expect(inputs(only(off, 'aws:cloudfront/distribution:Distribution')).webAclId).toBeUndefined();
-    for (const [name, rate] of [['dev', 1000], ['tuned', 300]] as const) {
+    for (const [name, rate] of [
+      ['dev', 1000],
+      ['tuned', 300],
+    ] as const) {
       for (const stage of ofType(deployed(name), 'aws:apigatewayv2/stage:Stage')) {
         expect(inputs(stage).defaultRouteSettings, `${name} ${stage.name}`).toMatchObject({ throttlingRateLimit: rate, throttlingBurstLimit: rate * 2 });
       }
@@ -582,12 +638,26 @@ describe('the router', () => {
 
   it('counts every request but GET /health in the WAF rate rule: a scope-down of NOT (URI path exactly /health)', () => {
     for (const name of ['dev', 'tuned'] as const) {
-      const { rules } = inputs<{ rules: { name: string; statement: { rateBasedStatement?: { scopeDownStatement?: unknown }; managedRuleGroupStatement?: unknown } }[] }>(only(deployed(name), 'aws:wafv2/webAcl:WebAcl'));
+      const { rules } = inputs<{
+        rules: { name: string; statement: { rateBasedStatement?: { scopeDownStatement?: unknown }; managedRuleGroupStatement?: unknown } }[];
+      }>(only(deployed(name), 'aws:wafv2/webAcl:WebAcl'));
       const rated = rules.filter((rule) => rule.statement.rateBasedStatement);
-      expect(rated.map((rule) => rule.name), name).toEqual(['RateLimitPerIP']);
+      expect(
+        rated.map((rule) => rule.name),
+        name,
+      ).toEqual(['RateLimitPerIP']);
       expect(rated[0]!.statement.rateBasedStatement!.scopeDownStatement, name).toEqual({
         notStatement: {
-          statements: [{ byteMatchStatement: { fieldToMatch: { uriPath: {} }, positionalConstraint: 'EXACTLY', searchString: httpRoutes.health.path, textTransformations: [{ priority: 0, type: 'NONE' }] } }],
+          statements: [
+            {
+              byteMatchStatement: {
+                fieldToMatch: { uriPath: {} },
+                positionalConstraint: 'EXACTLY',
+                searchString: httpRoutes.health.path,
+                textTransformations: [{ priority: 0, type: 'NONE' }],
+              },
+            },
+          ],
         },
       });
       expect(routeTable.filter((route) => route.ipRateLimited === false).map((route) => route.path)).toEqual(['/health']);
@@ -604,19 +674,44 @@ describe('the router', () => {
 });
 
 describe('alarms and the dashboard', () => {
-  const alarmsOf = (result: DeployResult) => new Map(ofType(result, 'aws:cloudwatch/metricAlarm:MetricAlarm').map((alarm) => [alarm.name, inputs<Record<string, unknown>>(alarm)] as const));
+  const alarmsOf = (result: DeployResult) =>
+    new Map(ofType(result, 'aws:cloudwatch/metricAlarm:MetricAlarm').map((alarm) => [alarm.name, inputs<Record<string, unknown>>(alarm)] as const));
 
   it('alarms on the 5xx rate, p99 latency, each function’s errors and throttles, the listener’s heartbeat and lag, and RDS Proxy’s connections, all to one SNS topic', () => {
     const result = deployed('dev');
     const alarms = alarmsOf(result);
     const topic = String(state(only(result, 'aws:sns/topic:Topic')).arn);
     const namespace = 'Hatchery/dev';
-    expect(alarms.get('Http5xxRate')).toMatchObject({ namespace, metricName: 'Responses5xx', dimensions: { service: 'hatchery' }, statistic: 'Average', threshold: 0.05, comparisonOperator: 'GreaterThanThreshold' });
+    expect(alarms.get('Http5xxRate')).toMatchObject({
+      namespace,
+      metricName: 'Responses5xx',
+      dimensions: { service: 'hatchery' },
+      statistic: 'Average',
+      threshold: 0.05,
+      comparisonOperator: 'GreaterThanThreshold',
+    });
     expect(alarms.get('HttpLatencyP99')).toMatchObject({ namespace, metricName: 'Latency', extendedStatistic: 'p99', threshold: 2000 });
-    expect(alarms.get('ListenerHeartbeatMissing')).toMatchObject({ namespace, metricName: 'ListenerHeartbeat', statistic: 'Sum', threshold: 1, comparisonOperator: 'LessThanThreshold', evaluationPeriods: 3, treatMissingData: 'breaching' });
+    expect(alarms.get('ListenerHeartbeatMissing')).toMatchObject({
+      namespace,
+      metricName: 'ListenerHeartbeat',
+      statistic: 'Sum',
+      threshold: 1,
+      comparisonOperator: 'LessThanThreshold',
+      evaluationPeriods: 3,
+      treatMissingData: 'breaching',
+    });
     expect(alarms.get('ListenerLag')).toMatchObject({ namespace, metricName: 'ListenerLag', statistic: 'Maximum', threshold: 10_000 });
-    expect(alarms.get('IndexerLag')).toMatchObject({ namespace, metricName: 'IndexerLag', statistic: 'Maximum', threshold: 300, treatMissingData: 'notBreaching' });
-    const connections = alarms.get('DatabaseConnections') as { metricQueries: { metric?: { metricName: string; dimensions: { ProxyName: string } } }[]; threshold: number };
+    expect(alarms.get('IndexerLag')).toMatchObject({
+      namespace,
+      metricName: 'IndexerLag',
+      statistic: 'Maximum',
+      threshold: 300,
+      treatMissingData: 'notBreaching',
+    });
+    const connections = alarms.get('DatabaseConnections') as {
+      metricQueries: { metric?: { metricName: string; dimensions: { ProxyName: string } } }[];
+      threshold: number;
+    };
     expect(connections.threshold).toBe(80);
     // RDS Proxy publishes both metrics with the dimension set ProxyName alone (among others): the ratio is over that set exactly.
     const proxyName = String(inputs(only(result, 'aws:rds/proxy:Proxy')).name);
@@ -626,7 +721,10 @@ describe('alarms and the dashboard', () => {
     ]);
     for (const fn of deployedFunctions(result)) {
       for (const metricName of ['Errors', 'Throttles']) {
-        const alarm = [...alarms.values()].find((each) => each.namespace === 'AWS/Lambda' && each.metricName === metricName && (each.dimensions as { FunctionName: string }).FunctionName === fn.lambda.name);
+        const alarm = [...alarms.values()].find(
+          (each) =>
+            each.namespace === 'AWS/Lambda' && each.metricName === metricName && (each.dimensions as { FunctionName: string }).FunctionName === fn.lambda.name,
+        );
         expect(alarm, `${metricName} of ${fn.id}`).toMatchObject({ statistic: 'Sum', threshold: 0 });
       }
     }
@@ -635,7 +733,9 @@ describe('alarms and the dashboard', () => {
     for (const fn of deployedFunctions(result)) expect(fn.environment.METRICS_NAMESPACE, fn.id).toBe(namespace);
     expect(listenerEnvironment(result).METRICS_NAMESPACE).toBe(namespace);
     expect(ofType(result, 'aws:sns/topicSubscription:TopicSubscription')).toEqual([]);
-    const dashboard = JSON.parse(String(inputs(only(result, 'aws:cloudwatch/dashboard:Dashboard')).dashboardBody)) as { widgets: { properties: { title: string } }[] };
+    const dashboard = JSON.parse(String(inputs(only(result, 'aws:cloudwatch/dashboard:Dashboard')).dashboardBody)) as {
+      widgets: { properties: { title: string } }[];
+    };
     expect(dashboard.widgets.map((widget) => widget.properties.title)).toEqual(
       expect.arrayContaining(['Requests and status classes', 'Listener', 'Indexer lag behind its chain (s)', 'RDS Proxy connections']),
     );
@@ -660,10 +760,13 @@ describe('alarms and the dashboard', () => {
 
   it('shows the listener’s and the fan-out function’s figures by event kind on the dashboard, each as it is published', () => {
     const result = deployed('dev');
-    const dashboard = JSON.parse(String(inputs(only(result, 'aws:cloudwatch/dashboard:Dashboard')).dashboardBody)) as { widgets: { properties: { title: string; metrics: (string | object)[][] } }[] };
+    const dashboard = JSON.parse(String(inputs(only(result, 'aws:cloudwatch/dashboard:Dashboard')).dashboardBody)) as {
+      widgets: { properties: { title: string; metrics: (string | object)[][] } }[];
+    };
     const shown = dashboard.widgets.flatMap((widget) => widget.properties.metrics).filter((metric) => metric[0] === 'Hatchery/dev');
     const filters = listenerFilters(result);
-    const dimensionNames = (metric: (string | object)[]) => metric.slice(2).filter((part, index): part is string => typeof part === 'string' && index % 2 === 0);
+    const dimensionNames = (metric: (string | object)[]) =>
+      metric.slice(2).filter((part, index): part is string => typeof part === 'string' && index % 2 === 0);
     for (const metric of shown) {
       const name = metric[1] as MetricName;
       expect(metricCatalog[name], name).toBeDefined();
@@ -671,7 +774,15 @@ describe('alarms and the dashboard', () => {
       if (filter) expect(dimensionNames(metric).sort(), name).toEqual(Object.keys(filter.metricTransformation.dimensions).sort());
     }
     const byKind = (name: string) => shown.filter((metric) => metric[1] === name).map((metric) => metric[5]);
-    for (const name of ['ListenerEvents', 'ListenerPostsSent', 'ListenerGoneConnections', 'ListenerFailedPosts', 'ListenerFanOutTime', 'FanOutShardTime', 'FanOutSkippedPosts']) {
+    for (const name of [
+      'ListenerEvents',
+      'ListenerPostsSent',
+      'ListenerGoneConnections',
+      'ListenerFailedPosts',
+      'ListenerFanOutTime',
+      'FanOutShardTime',
+      'FanOutSkippedPosts',
+    ]) {
       expect(byKind(name).sort(), name).toEqual(['forgeFulfilled', 'marketChanged']);
     }
   });
@@ -715,20 +826,34 @@ describe('upgrades (docs/deploying.md, Upgrading)', () => {
     const findings = dataLosingChanges(readRecord(), 'prod', deployed('dataLosing'));
     expect(findings).toContain(docBlock('upgrade-finding').text.trim());
     expect(findings).toEqual([
-      expect.stringMatching(/^prod: aws:dynamodb\/table:Table TableTable's attributes changes from .*"pk".* to .*"connectionId".*: review what this does to the hub’s connections/),
-      expect.stringMatching(/^prod: aws:dynamodb\/table:Table TableTable's hashKey changes from "pk" to "connectionId": the AWS provider replaces the resource on this input, deleting the hub’s connections and groups and the rate-limit counters\.$/),
-      expect.stringMatching(/^prod: aws:dynamodb\/table:Table TableTable's name changes from "hatchery-<stage>-TableTable-<random>" to "hatchery-connections": the AWS provider replaces the resource/),
-      expect.stringMatching(/^prod: aws:rds\/instance:Instance DatabaseInstance's identifier changes from "hatchery-<stage>-databaseinstance-<random>" to "hatchery-db-1": the AWS provider replaces the resource on this input, deleting the database: accounts, linked wallets/),
-      expect.stringMatching(/^prod: aws:rds\/proxyTarget:ProxyTarget DatabaseProxyTarget's dbInstanceIdentifier changes from "hatchery-<stage>-databaseinstance-<random>" to "hatchery-db-1": review/),
+      expect.stringMatching(
+        /^prod: aws:dynamodb\/table:Table TableTable's attributes changes from .*"pk".* to .*"connectionId".*: review what this does to the hub’s connections/,
+      ),
+      expect.stringMatching(
+        /^prod: aws:dynamodb\/table:Table TableTable's hashKey changes from "pk" to "connectionId": the AWS provider replaces the resource on this input, deleting the hub’s connections and groups and the rate-limit counters\.$/,
+      ),
+      expect.stringMatching(
+        /^prod: aws:dynamodb\/table:Table TableTable's name changes from "hatchery-<stage>-TableTable-<random>" to "hatchery-connections": the AWS provider replaces the resource/,
+      ),
+      expect.stringMatching(
+        /^prod: aws:rds\/instance:Instance DatabaseInstance's identifier changes from "hatchery-<stage>-databaseinstance-<random>" to "hatchery-db-1": the AWS provider replaces the resource on this input, deleting the database: accounts, linked wallets/,
+      ),
+      expect.stringMatching(
+        /^prod: aws:rds\/proxyTarget:ProxyTarget DatabaseProxyTarget's dbInstanceIdentifier changes from "hatchery-<stage>-databaseinstance-<random>" to "hatchery-db-1": review/,
+      ),
     ]);
   });
 
   it('find a stateful resource gone from the config, and one the record lacks', () => {
     const result = deployed('dev');
     const withoutTable = { ...result, resources: result.resources.filter((resource) => resource.type !== 'aws:dynamodb/table:Table') };
-    expect(dataLosingChanges(readRecord(), 'dev', withoutTable)).toEqual([expect.stringMatching(/^dev: aws:dynamodb\/table:Table TableTable is gone .*: the deploy deletes it, and with it the hub’s connections/)]);
+    expect(dataLosingChanges(readRecord(), 'dev', withoutTable)).toEqual([
+      expect.stringMatching(/^dev: aws:dynamodb\/table:Table TableTable is gone .*: the deploy deletes it, and with it the hub’s connections/),
+    ]);
     expect(dataLosingChanges(readRecord(), 'existingDatabase', result)).toEqual(
-      expect.arrayContaining([expect.stringMatching(/^existingDatabase: aws:rds\/instance:Instance DatabaseInstance holds the database.* and is not in the record: record it\.$/)]),
+      expect.arrayContaining([
+        expect.stringMatching(/^existingDatabase: aws:rds\/instance:Instance DatabaseInstance holds the database.* and is not in the record: record it\.$/),
+      ]),
     );
   });
 
@@ -736,7 +861,12 @@ describe('upgrades (docs/deploying.md, Upgrading)', () => {
     for (const name of ['prod', 'dataLosing'] as const) {
       const stateful = deployed(name).resources.filter((resource) => resource.type in statefulResources);
       expect(stateful.length, name).toBeGreaterThan(30);
-      for (const resource of stateful) expect({ name: resource.name, protect: resource.protect, retainOnDelete: resource.retainOnDelete }, name).toEqual({ name: resource.name, protect: true, retainOnDelete: true });
+      for (const resource of stateful)
+        expect({ name: resource.name, protect: resource.protect, retainOnDelete: resource.retainOnDelete }, name).toEqual({
+          name: resource.name,
+          protect: true,
+          retainOnDelete: true,
+        });
     }
     expect(deployed('dev').resources.filter((resource) => resource.protect)).toEqual([]);
   });

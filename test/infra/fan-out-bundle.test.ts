@@ -47,7 +47,13 @@ beforeAll(async () => {
     lambda: { handler: built.handler },
     environment: { SST_KEY: key, SST_KEY_FILE: 'resource.enc', WEBSOCKET_MANAGEMENT_ENDPOINT: stack.url },
   } as unknown as DeployedFunction;
-  target = { key: 'FanOut', via: 'migrator', fn, taskRoot: built.out, bundle: { file, bytes: statSync(file).size, gzipBytes: gzipSync(readFileSync(file)).length } };
+  target = {
+    key: 'FanOut',
+    via: 'migrator',
+    fn,
+    taskRoot: built.out,
+    bundle: { file, bytes: statSync(file).size, gzipBytes: gzipSync(readFileSync(file)).length },
+  };
   hub = await connectHub(stack.url);
 }, 120_000);
 

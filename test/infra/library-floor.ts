@@ -134,11 +134,22 @@ export async function buildLibraryFloor(libraries: readonly string[], outdir: st
   mkdirSync(source, { recursive: true });
   try {
     writeFileSync(join(source, 'floor.mjs'), floorSource(libraries));
-    const built = await buildHandler(source, join(outdir, id), { functionID: 'Floor', handler: 'floor.handler', runtime: 'nodejs24.x', properties: functionBuild });
+    const built = await buildHandler(source, join(outdir, id), {
+      functionID: 'Floor',
+      handler: 'floor.handler',
+      runtime: 'nodejs24.x',
+      properties: functionBuild,
+    });
     if (built.errors.length) throw new Error(`library floor (${libraries.join(', ')}): ${built.errors.join('; ')}`);
     const file = join(built.out, 'floor.mjs');
     const bytes = statSync(file).size;
-    return { libraries: [...libraries], file, exportName: 'handler', taskRoot: built.out, bundle: { file, bytes, gzipBytes: gzipSync(readFileSync(file)).length } };
+    return {
+      libraries: [...libraries],
+      file,
+      exportName: 'handler',
+      taskRoot: built.out,
+      bundle: { file, bytes, gzipBytes: gzipSync(readFileSync(file)).length },
+    };
   } finally {
     rmSync(source, { recursive: true, force: true });
   }

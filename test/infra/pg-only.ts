@@ -17,7 +17,8 @@ export const functionBuild = { format: 'esm', minify: true } as const;
 /** Where a bundle's source or output must be for Node's resolution to find this repository's node_modules. */
 export const insideNodeModules = (name: string) => join(repositoryRoot, 'node_modules', '.cache', 'hatchery-bench', name);
 
-export const pgOnlyBaselineSummary = "GET /editions' default page (core's statements: the page, and its count while more rows follow) through pg alone, returned as JSON";
+export const pgOnlyBaselineSummary =
+  "GET /editions' default page (core's statements: the page, and its count while more rows follow) through pg alone, returned as JSON";
 
 /** The statements core's editions list runs for the default page, on the indexer schema `schema` (the environment's when undefined). */
 export function editionsPageStatements(schema: string | undefined): PageStatements {
@@ -34,7 +35,13 @@ export function editionsPageStatements(schema: string | undefined): PageStatemen
 
 /** A handler that reads one page as core's readPage does (the page, then its count while more rows follow), with pg alone. */
 function pgOnlySource(statements: PageStatements, page: number, pageSize: number): string {
-  const spec = { page: statements.page, count: statements.count, pageNumber: page, pageSize, keyColumns: statements.terms.map((_term, index) => keyColumn(index)) };
+  const spec = {
+    page: statements.page,
+    count: statements.count,
+    pageNumber: page,
+    pageSize,
+    keyColumns: statements.terms.map((_term, index) => keyColumn(index)),
+  };
   return `import pg from 'pg';
 const { page, count, pageNumber, pageSize, keyColumns } = ${JSON.stringify(spec)};
 let pool;
@@ -57,7 +64,10 @@ export async function handler() {
  * there) and removed; the bundle goes to `outdir`, away from any node_modules,
  * as a function's does in Lambda.
  */
-export async function buildPgOnlyBaseline(outdir: string, indexerSchema: string | undefined): Promise<{ file: string; exportName: string; taskRoot: string; bundle: Bundle }> {
+export async function buildPgOnlyBaseline(
+  outdir: string,
+  indexerSchema: string | undefined,
+): Promise<{ file: string; exportName: string; taskRoot: string; bundle: Bundle }> {
   const request = pageQuerySchema.parse({});
   const source = insideNodeModules(`pg-only-${process.pid}-${Date.now()}`);
   mkdirSync(source, { recursive: true });

@@ -9,7 +9,8 @@ import { beforeAll, expect, it } from 'vitest';
 import { statefulResources } from '../../infra/stateful';
 import { ensurePlatform, platformDir } from './sst/platform';
 
-const replaceForcing = (JSON.parse(readFileSync(new URL('./replace-forcing.json', import.meta.url), 'utf8')) as { types: Record<string, { inputs: string[] }> }).types;
+const replaceForcing = (JSON.parse(readFileSync(new URL('./replace-forcing.json', import.meta.url), 'utf8')) as { types: Record<string, { inputs: string[] }> })
+  .types;
 
 beforeAll(() => ensurePlatform(), 300_000);
 
@@ -26,6 +27,9 @@ it('names only inputs the installed @pulumi/aws has, of resource types the upgra
   for (const [type, { inputs }] of Object.entries(replaceForcing)) {
     const args = argsOf(type);
     expect(args.length, type).toBeGreaterThan(10);
-    expect(inputs.filter((input) => !args.includes(input)), type).toEqual([]);
+    expect(
+      inputs.filter((input) => !args.includes(input)),
+      type,
+    ).toEqual([]);
   }
 });

@@ -12,7 +12,8 @@ import type { DeployResult, RecordedResource } from './sst/deploy';
 import { isSecret } from './sst/deployed';
 
 export const recordFile = new URL('./stateful-record.json', import.meta.url).pathname;
-const replaceForcing = (JSON.parse(readFileSync(new URL('./replace-forcing.json', import.meta.url), 'utf8')) as { types: Record<string, { inputs: string[] }> }).types;
+const replaceForcing = (JSON.parse(readFileSync(new URL('./replace-forcing.json', import.meta.url), 'utf8')) as { types: Record<string, { inputs: string[] }> })
+  .types;
 
 /** Inputs left out of the record: tags hold nothing, and a distribution's behaviours change in place with every route. */
 const unrecordedInputs: Record<string, 'all' | string[]> = { '*': ['tags', 'tagsAll'], 'aws:cloudfront/distribution:Distribution': 'all' };
@@ -41,7 +42,10 @@ const autonameSuffix = /-[abcdefhkmnorstuvwxz]{8}(?=$|[^A-Za-z0-9])/g;
 function normalized(value: unknown, app: string, stage: string): unknown {
   if (isSecret(value)) return '<secret>';
   if (typeof value === 'string')
-    return value.replaceAll(`urn:pulumi:${stage}::`, 'urn:pulumi:<stage>::').replaceAll(`${app}-${stage}-`, `${app}-<stage>-`).replace(autonameSuffix, '-<random>');
+    return value
+      .replaceAll(`urn:pulumi:${stage}::`, 'urn:pulumi:<stage>::')
+      .replaceAll(`${app}-${stage}-`, `${app}-<stage>-`)
+      .replace(autonameSuffix, '-<random>');
   if (Array.isArray(value)) return value.map((item) => normalized(item, app, stage));
   if (typeof value === 'object' && value !== null) return Object.fromEntries(Object.entries(value).map(([key, item]) => [key, normalized(item, app, stage)]));
   return value;
@@ -62,7 +66,11 @@ export function statefulOf(result: DeployResult): Omit<RecordedStateful, 'varian
     .filter((resource) => resource.type in statefulResources)
     .map((resource) => {
       if (!resource.urn) throw new Error(`${resource.type} ${resource.name}: the deploy recorded no URN`);
-      return { urn: normalized(resource.urn, app, stage) as string, type: resource.type, inputs: normalized(recordedInputs(resource), app, stage) as Record<string, unknown> };
+      return {
+        urn: normalized(resource.urn, app, stage) as string,
+        type: resource.type,
+        inputs: normalized(recordedInputs(resource), app, stage) as Record<string, unknown>,
+      };
     })
     .sort((a, b) => a.urn.localeCompare(b.urn));
 }
@@ -123,6 +131,7 @@ export function dataLosingChanges(record: StatefulRecord, variant: string, resul
   }
   const known = new Set(recorded.map((entry) => entry.urn));
   for (const [urn, resource] of current)
-    if (!known.has(urn)) findings.push(`${variant}: ${resource.type} ${nameOf(urn)} holds ${statefulResources[resource.type]} and is not in the record: record it.`);
+    if (!known.has(urn))
+      findings.push(`${variant}: ${resource.type} ${nameOf(urn)} holds ${statefulResources[resource.type]} and is not in the record: record it.`);
   return findings;
 }

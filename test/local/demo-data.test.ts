@@ -54,11 +54,22 @@ describe('demo data', () => {
     expect(await total('/marketplace/listings?filter=editionId=0')).toBe(10);
     const newest = (await (await stack.get('/marketplace/listings?pageSize=20')).json()) as { items: { editionId: string; nftName: string }[] };
     expect(newest.items.filter((listing) => listing.editionId === '0' || listing.nftName === '')).toEqual([]);
-    const cheapest = (await (await stack.get('/marketplace/listings?filter=price<=5000000000000000&pageSize=5')).json()) as { items: { editionName: string }[] };
+    const cheapest = (await (await stack.get('/marketplace/listings?filter=price<=5000000000000000&pageSize=5')).json()) as {
+      items: { editionName: string }[];
+    };
     expect(cheapest.items.map((listing) => listing.editionName)).not.toContain('');
     const [missing] = ((await (await stack.get('/marketplace/listings?filter=editionId=0&pageSize=1')).json()) as { items: Record<string, unknown>[] }).items;
-    expect(missing).toMatchObject({ editionId: '0', editionName: '', artUri: '', nftName: '', rarity: 0, gender: 0, attributes: { health: 0, skill: 0, morale: 0 } });
-    const count = async (table: string, where = 'true') => (await stack.sql<{ n: number }>(`SELECT count(*)::int AS n FROM indexer.${table} WHERE ${where}`))[0]!.n;
+    expect(missing).toMatchObject({
+      editionId: '0',
+      editionName: '',
+      artUri: '',
+      nftName: '',
+      rarity: 0,
+      gender: 0,
+      attributes: { health: 0, skill: 0, morale: 0 },
+    });
+    const count = async (table: string, where = 'true') =>
+      (await stack.sql<{ n: number }>(`SELECT count(*)::int AS n FROM indexer.${table} WHERE ${where}`))[0]!.n;
     expect(await count('nfts')).toBe(5000);
     expect(await count('nfts', 'burned')).toBe(200);
     expect(await count('listings')).toBe(1000);
@@ -70,7 +81,10 @@ describe('demo data', () => {
     for (let n = 1; n <= 10; n++) expect(await (await stack.get(wallet(n, 'referral'))).json(), `wallet ${n}`).toHaveProperty('code');
     for (let n = 11; n <= 50; n++) {
       const referral = (await (await stack.get(wallet(n, 'referral'))).json()) as { upline?: string };
-      expect([...Array(10)].map((_, i) => demoAddress(i + 1)), `wallet ${n}`).toContain(referral.upline);
+      expect(
+        [...Array(10)].map((_, i) => demoAddress(i + 1)),
+        `wallet ${n}`,
+      ).toContain(referral.upline);
     }
   });
 

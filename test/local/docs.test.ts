@@ -89,7 +89,7 @@ describe('links and anchors', () => {
   });
 
   it('anchors are GitHub’s: lowercase, punctuation dropped but - and _, spaces to -, repeats numbered', () => {
-    expect(githubSlug('How many clients one event reaches: AWS\'s quotas')).toBe('how-many-clients-one-event-reaches-awss-quotas');
+    expect(githubSlug("How many clients one event reaches: AWS's quotas")).toBe('how-many-clients-one-event-reaches-awss-quotas');
     expect(githubSlug('Queries: paging, filters, sorting')).toBe('queries-paging-filters-sorting');
     expect(githubSlug('What npm start runs')).toBe('what-npm-start-runs');
     expect(githubSlug('A_b – c.d')).toBe('a_b--cd');

@@ -30,7 +30,9 @@ function terminal(line: string, env: Record<string, string>): Started {
   let output = '';
   child.stdout!.on('data', (chunk) => (output += chunk));
   child.stderr!.on('data', (chunk) => (output += chunk));
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.on('exit', (code, signal) => resolve({ code, signal })));
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+    child.on('exit', (code, signal) => resolve({ code, signal })),
+  );
   const started = { child, output: () => output, exited };
   children.push(started);
   return started;
@@ -114,7 +116,11 @@ describe('linking a wallet locally', () => {
     const { code, stdout, stderr } = await runShell(onStack(block.text, stackUrl), { ...env, WALLET_KEY: undefined }, 120_000);
     expect(code, stderr + stdout).toBe(0);
     const [challenge, linked, unlinked] = outputs(stdout);
-    expect(challenge).toEqual({ message: expect.stringMatching(/^Link this wallet to your Hatchery account\n/), nonce: expect.any(String), expiresAt: expect.any(String) });
+    expect(challenge).toEqual({
+      message: expect.stringMatching(/^Link this wallet to your Hatchery account\n/),
+      nonce: expect.any(String),
+      expiresAt: expect.any(String),
+    });
     expect(linked).toMatchObject({ email: 'alice@example.com', walletLinked: true, walletAddress: expect.stringMatching(/^0x[0-9a-f]{40}$/) });
     expect(unlinked).toMatchObject({ email: 'alice@example.com', walletLinked: false });
     expect(unlinked).not.toHaveProperty('walletAddress');
@@ -140,9 +146,19 @@ describe('events with simulate', () => {
     expect(listen).toMatch(/^node examples\/events\.mjs\s/);
     expect(simulate).toMatch(/^npm run simulate\s/);
     const events = terminal(listen!, { ...env, HATCHERY_URL: stackUrl });
-    await until(() => events.output().includes(`listening for 0x0000000000000000000000000000000000000001 on ${stackUrl}`), 'the listener', 30_000, events.output);
+    await until(
+      () => events.output().includes(`listening for 0x0000000000000000000000000000000000000001 on ${stackUrl}`),
+      'the listener',
+      30_000,
+      events.output,
+    );
     const indexer = terminal(simulate!, env);
-    await until(() => forgeFulfilled.test(events.output()) && marketChanged.test(events.output()), 'marketChanged and forgeFulfilled', 60_000, () => events.output() + indexer.output());
+    await until(
+      () => forgeFulfilled.test(events.output()) && marketChanged.test(events.output()),
+      'marketChanged and forgeFulfilled',
+      60_000,
+      () => events.output() + indexer.output(),
+    );
     // simulate stops where it is (npm, interrupted, ends by the signal); the listener closes its connection and exits 0.
     await ctrlC(indexer);
     expect(indexer.output()).toMatch(/block \d+: fulfilled forge request\(s\) \d+, \d+ in two commits/);

@@ -30,6 +30,10 @@ describe('install scripts', () => {
   it('Scarf’s analytics postinstall is denied, and turned off for an npm without the policy', () => {
     expect(manifest.allowScripts['@scarf/scarf']).toBe(false);
     expect(manifest.scarfSettings).toEqual({ enabled: false });
-    expect(Object.entries(manifest.allowScripts).filter(([, allowed]) => !allowed).map(([name]) => name)).toEqual(['@scarf/scarf']);
+    expect(
+      Object.entries(manifest.allowScripts)
+        .filter(([, allowed]) => !allowed)
+        .map(([name]) => name),
+    ).toEqual(['@scarf/scarf']);
   });
 });

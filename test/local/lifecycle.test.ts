@@ -210,7 +210,10 @@ describe('npm start', () => {
     process.kill(simulate.child.pid!, 'SIGINT');
     const exited = await Promise.race([simulate.exited, new Promise((resolve) => setTimeout(() => resolve('still running'), 10_000))]);
     if (exited === 'still running') process.kill(-simulate.child.pid!, 'SIGKILL');
-    expect([{ code: 0, signal: null }, { code: null, signal: 'SIGINT' }]).toContainEqual(exited);
+    expect([
+      { code: 0, signal: null },
+      { code: null, signal: 'SIGINT' },
+    ]).toContainEqual(exited);
     expect(await leftAfterExit(undefined, simulate.child.pid!)).toEqual([]);
     console.log(`npm run simulate stopped ${Date.now() - signalledAt} ms after SIGINT to npm`);
   }, 60_000);
@@ -244,7 +247,10 @@ describe('npm start', () => {
     const exited = await Promise.race([again.exited, new Promise((resolve) => setTimeout(() => resolve('still running'), 15_000))]);
     // A stack that stayed would hold the data dir from the tests that follow.
     if (exited === 'still running') process.kill(-again.child.pid!, 'SIGKILL');
-    expect([{ code: 0, signal: null }, { code: null, signal: 'SIGINT' }]).toContainEqual(exited);
+    expect([
+      { code: 0, signal: null },
+      { code: null, signal: 'SIGINT' },
+    ]).toContainEqual(exited);
     expect(await leftAfterExit(dataDir, again.child.pid!)).toEqual([]);
     expect(existsSync(join(dataDir, 'stack.json'))).toBe(false);
     console.log(`npm start stopped ${Date.now() - signalledAt} ms after SIGINT to npm`);
@@ -254,7 +260,11 @@ describe('npm start', () => {
     const started = npm(['start', '--silent'], baseEnv(port, dataDir));
     await untilReady(started);
     const npmPid = started.child.pid!;
-    const child = Number(execFileSync('ps', ['-o', 'pid=', '--ppid', String(npmPid)], { encoding: 'utf8' }).trim().split('\n')[0]);
+    const child = Number(
+      execFileSync('ps', ['-o', 'pid=', '--ppid', String(npmPid)], { encoding: 'utf8' })
+        .trim()
+        .split('\n')[0],
+    );
     expect(execFileSync('ps', ['-o', 'args=', '-p', String(child)], { encoding: 'utf8' })).toMatch(/^node --import tsx packages\/local\/src\/start\.ts/);
     const killedAt = Date.now();
     process.kill(npmPid, 'SIGKILL');
@@ -271,7 +281,10 @@ describe('npm start', () => {
     const before = again.output().length;
     process.kill(-again.child.pid!, 'SIGINT');
     // npm re-raises the signal its script stopped on; the stack itself exits 0.
-    expect([{ code: 0, signal: null }, { code: null, signal: 'SIGINT' }]).toContainEqual(await again.exited);
+    expect([
+      { code: 0, signal: null },
+      { code: null, signal: 'SIGINT' },
+    ]).toContainEqual(await again.exited);
     expect(await leftAfterExit(dataDir, again.child.pid!)).toEqual([]);
     const shutdownLog = again.output().slice(before);
     expect(logLines(shutdownLog).map((line) => line.msg)).toContain('stopping');
@@ -290,7 +303,10 @@ describe('npm start', () => {
       await new Promise((resolve) => setTimeout(resolve, 10));
     }
     process.kill(-first.child.pid!, 'SIGINT');
-    expect([{ code: 0, signal: null }, { code: null, signal: 'SIGINT' }]).toContainEqual(await first.exited);
+    expect([
+      { code: 0, signal: null },
+      { code: null, signal: 'SIGINT' },
+    ]).toContainEqual(await first.exited);
     expect(first.output()).toContain('Hatchery was interrupted (SIGINT) while starting; stopping.');
     expect(first.output()).not.toMatch(/did not start|Command failed|terminated by signal/);
     expect(await leftAfterExit(freshDir, first.child.pid!)).toEqual([]);
@@ -315,7 +331,10 @@ describe('npm start', () => {
     const next = npm(['start', '--silent'], baseEnv(port, dataDir));
     await untilReady(next);
     expect(logLines(next.output())).toContainEqual(
-      expect.objectContaining({ msg: 'stopped a PostgreSQL server that a killed Hatchery had left running on this data', pid: Number(orphan[0]!.trim().split(/\s+/)[0]) }),
+      expect.objectContaining({
+        msg: 'stopped a PostgreSQL server that a killed Hatchery had left running on this data',
+        pid: Number(orphan[0]!.trim().split(/\s+/)[0]),
+      }),
     );
     expect((await fetch(`http://127.0.0.1:${port}/editions?pageSize=1`)).status).toBe(200);
     process.kill(-next.child.pid!, 'SIGTERM');

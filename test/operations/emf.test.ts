@@ -50,9 +50,25 @@ describe('EMF documents', () => {
     expect(answer.statusCode).toBe(200);
     expect(documents).toHaveLength(1);
     const [document] = documents;
-    expect(Object.keys(document!)).toEqual(['_aws', 'service', 'route', 'AccountsProvisioned', 'Requests', 'Latency', 'Responses4xx', 'Responses5xx', 'Responses503', 'DatabaseTime', 'DatabaseRetries']);
+    expect(Object.keys(document!)).toEqual([
+      '_aws',
+      'service',
+      'route',
+      'AccountsProvisioned',
+      'Requests',
+      'Latency',
+      'Responses4xx',
+      'Responses5xx',
+      'Responses503',
+      'DatabaseTime',
+      'DatabaseRetries',
+    ]);
     expect(document!._aws.CloudWatchMetrics).toEqual([
-      { Namespace: 'Hatchery', Dimensions: [['service', 'route'], ['service']], Metrics: names(document!).map((name) => ({ Name: name, Unit: metricCatalog[name as keyof typeof metricCatalog].unit })) },
+      {
+        Namespace: 'Hatchery',
+        Dimensions: [['service', 'route'], ['service']],
+        Metrics: names(document!).map((name) => ({ Name: name, Unit: metricCatalog[name as keyof typeof metricCatalog].unit })),
+      },
     ]);
     expect(document).toMatchObject({ service: 'hatchery', route: 'GET /editions', AccountsProvisioned: [1, 1], Requests: 1, Responses4xx: 0 });
     expect(Math.abs(document!._aws.Timestamp - Date.now())).toBeLessThan(60_000);
@@ -62,7 +78,19 @@ describe('EMF documents', () => {
     publishWith({ name: 'kind', value: 'marketChanged' }, { ListenerEvents: 1, ListenerPostsSent: 3 });
     expect(documents).toEqual([
       {
-        _aws: { Timestamp: expect.any(Number), CloudWatchMetrics: [{ Namespace: 'Hatchery', Dimensions: [['service', 'kind']], Metrics: [{ Name: 'ListenerEvents', Unit: 'Count' }, { Name: 'ListenerPostsSent', Unit: 'Count' }] }] },
+        _aws: {
+          Timestamp: expect.any(Number),
+          CloudWatchMetrics: [
+            {
+              Namespace: 'Hatchery',
+              Dimensions: [['service', 'kind']],
+              Metrics: [
+                { Name: 'ListenerEvents', Unit: 'Count' },
+                { Name: 'ListenerPostsSent', Unit: 'Count' },
+              ],
+            },
+          ],
+        },
         service: 'hatchery',
         kind: 'marketChanged',
         ListenerEvents: 1,
@@ -90,7 +118,10 @@ describe('EMF documents', () => {
     instance.captureColdStartMetric('hatchery-dev-ListEditions');
     expect(documents).toEqual([
       {
-        _aws: { Timestamp: expect.any(Number), CloudWatchMetrics: [{ Namespace: 'Hatchery', Dimensions: [['service', 'function_name']], Metrics: [{ Name: 'ColdStart', Unit: 'Count' }] }] },
+        _aws: {
+          Timestamp: expect.any(Number),
+          CloudWatchMetrics: [{ Namespace: 'Hatchery', Dimensions: [['service', 'function_name']], Metrics: [{ Name: 'ColdStart', Unit: 'Count' }] }],
+        },
         service: 'hatchery',
         function_name: 'hatchery-dev-ListEditions',
         ColdStart: 1,
@@ -134,7 +165,8 @@ describe('EMF limits', () => {
   });
 
   it('refuse NaN and ±Infinity, which JSON would write as null, and never fail the request that added them', async () => {
-    for (const value of [Number.NaN, Number.POSITIVE_INFINITY, Number.NEGATIVE_INFINITY]) expect(() => createMetrics().addMetric('Latency', 'Milliseconds', value)).toThrow(RangeError);
+    for (const value of [Number.NaN, Number.POSITIVE_INFINITY, Number.NEGATIVE_INFINITY])
+      expect(() => createMetrics().addMetric('Latency', 'Milliseconds', value)).toThrow(RangeError);
     const answer = await request(() => {
       addMetric('WalletsLinked', Number.NaN);
       addMetric('ChallengesIssued', Number.POSITIVE_INFINITY);

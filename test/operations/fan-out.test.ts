@@ -92,7 +92,13 @@ describe('the fan-out function’s metrics and traces', () => {
     expect(directive!.Namespace).toBe(namespace);
     expect(directive!.Dimensions).toEqual([['service', 'kind']]);
     expect(shardDocument).toMatchObject({ service: 'hatchery', kind: 'marketChanged' });
-    expect(names(shardDocument).sort()).toEqual(['FanOutShardTime', 'FanOutSkippedPosts', 'ListenerFailedPosts', 'ListenerGoneConnections', 'ListenerPostsSent']);
+    expect(names(shardDocument).sort()).toEqual([
+      'FanOutShardTime',
+      'FanOutSkippedPosts',
+      'ListenerFailedPosts',
+      'ListenerGoneConnections',
+      'ListenerPostsSent',
+    ]);
     for (const metric of directive!.Metrics) expect(metric.Unit, metric.Name).toBe(metricCatalog[metric.Name as MetricName].unit);
     expect(shardDocument).toMatchObject({ ListenerPostsSent: 1, ListenerGoneConnections: 1, ListenerFailedPosts: 0, FanOutSkippedPosts: 0 });
     expect(shardDocument.FanOutShardTime).toBeGreaterThan(0);

@@ -95,9 +95,18 @@ process.exit(0);
 `;
 
 /** Imports and calls one bundle in a fresh Node.js process with only `env` (and PATH); returns the figures and what it printed. */
-export async function probe(bundle: Bundle, event: unknown, env: Record<string, string>, options: { warmCalls?: number; cwd?: string } = {}): Promise<{ probe: Probe; stdout: string }> {
+export async function probe(
+  bundle: Bundle,
+  event: unknown,
+  env: Record<string, string>,
+  options: { warmCalls?: number; cwd?: string } = {},
+): Promise<{ probe: Probe; stdout: string }> {
   const { stdout } = await run(process.execPath, ['--input-type=module', '-e', probeScript], {
-    env: { PATH: process.env.PATH ?? '', ...env, PROBE_INPUT: JSON.stringify({ file: bundle.file, exportName: bundle.exportName, event, warmCalls: options.warmCalls ?? 0 }) },
+    env: {
+      PATH: process.env.PATH ?? '',
+      ...env,
+      PROBE_INPUT: JSON.stringify({ file: bundle.file, exportName: bundle.exportName, event, warmCalls: options.warmCalls ?? 0 }),
+    },
     cwd: options.cwd,
     timeout: 120_000,
     maxBuffer: 256 * 1024 * 1024,
@@ -148,7 +157,11 @@ export function httpEvent(route: HttpRoute, options: { token?: string; body?: un
     routeKey,
     rawPath: route.path,
     rawQueryString: '',
-    headers: { host: 'api.example.test', ...(options.token !== undefined && { authorization: `Bearer ${options.token}` }), ...(options.body !== undefined && { 'content-type': 'application/json' }) },
+    headers: {
+      host: 'api.example.test',
+      ...(options.token !== undefined && { authorization: `Bearer ${options.token}` }),
+      ...(options.body !== undefined && { 'content-type': 'application/json' }),
+    },
     requestContext: {
       accountId: '123456789012',
       apiId: 'logs',

@@ -24,7 +24,15 @@ const handler = middy<{ requestId: string }, void>()
     logger().info({ blockNumber: 23456789n, circular }, 'values');
     logger().error({ err: new Error('read failed', { cause }) }, 'failed');
     logger().error({ err: selfCaused }, 'self-caused');
-    logger().warn({ authorization: 'Bearer secret-a', headers: { authorization: 'Bearer secret-b', host: 'h' }, body: { signature: '0xsecret-c', address: '0xabc' }, token: 'secret-d' }, 'secrets');
+    logger().warn(
+      {
+        authorization: 'Bearer secret-a',
+        headers: { authorization: 'Bearer secret-b', host: 'h' },
+        body: { signature: '0xsecret-c', address: '0xabc' },
+        token: 'secret-d',
+      },
+      'secrets',
+    );
     logger().debug('detail');
     child.info({ n: 1 }, 'child line');
   });

@@ -32,8 +32,26 @@ describe('log lines', () => {
   it("carry the level by name, the message, the time, the service, the Lambda request id, the cold start and the trace id, then the invocation's keys", async () => {
     const lines = await logLines({ LOG_LEVEL: 'debug' });
     const [first] = lines;
-    expect(Object.keys(first!).slice(0, 8)).toEqual(['level', 'message', 'timestamp', 'service', 'cold_start', 'function_name', 'function_request_id', 'xray_trace_id']);
-    expect(first).toMatchObject({ level: 'INFO', message: 'values', service: 'hatchery', cold_start: true, function_name: 'calls-function', xray_trace_id: '1-6759e988-bd862e3fe1be46a994272793', requestId: 'request-1', route: 'GET /calls' });
+    expect(Object.keys(first!).slice(0, 8)).toEqual([
+      'level',
+      'message',
+      'timestamp',
+      'service',
+      'cold_start',
+      'function_name',
+      'function_request_id',
+      'xray_trace_id',
+    ]);
+    expect(first).toMatchObject({
+      level: 'INFO',
+      message: 'values',
+      service: 'hatchery',
+      cold_start: true,
+      function_name: 'calls-function',
+      xray_trace_id: '1-6759e988-bd862e3fe1be46a994272793',
+      requestId: 'request-1',
+      route: 'GET /calls',
+    });
     expect(new Date(first!.timestamp as string).toISOString()).toBe(first!.timestamp);
     const first6 = lines.slice(0, 6);
     const second6 = lines.slice(6, 12);
@@ -50,7 +68,11 @@ describe('log lines', () => {
     const [values, failed, selfCaused] = await logLines();
     expect(values).toMatchObject({ message: 'values', blockNumber: '23456789', circular: { name: 'loop' } });
     expect(values!.circular).not.toHaveProperty('self');
-    expect(failed).toMatchObject({ level: 'ERROR', message: 'failed', err: { name: 'Error', message: 'read failed', cause: { name: 'Error', message: 'socket hang up', code: 'ECONNRESET' } } });
+    expect(failed).toMatchObject({
+      level: 'ERROR',
+      message: 'failed',
+      err: { name: 'Error', message: 'read failed', cause: { name: 'Error', message: 'socket hang up', code: 'ECONNRESET' } },
+    });
     expect((failed!.err as { stack: string }).stack).toMatch(/^Error: read failed\n\s+at /);
     expect(selfCaused).toMatchObject({ level: 'ERROR', err: { message: 'its own cause', cause: { message: 'its own cause', cause: '[circular]' } } });
   });
@@ -58,7 +80,13 @@ describe('log lines', () => {
   it('redact tokens and signatures at the named paths', async () => {
     const lines = await logLines();
     const secrets = lines.find((line) => line.message === 'secrets');
-    expect(secrets).toMatchObject({ level: 'WARN', authorization: '[redacted]', token: '[redacted]', headers: { authorization: '[redacted]', host: 'h' }, body: { signature: '[redacted]', address: '0xabc' } });
+    expect(secrets).toMatchObject({
+      level: 'WARN',
+      authorization: '[redacted]',
+      token: '[redacted]',
+      headers: { authorization: '[redacted]', host: 'h' },
+      body: { signature: '[redacted]', address: '0xabc' },
+    });
     expect(JSON.stringify(lines)).not.toMatch(/secret-[abcd]/);
   });
 
@@ -72,12 +100,22 @@ describe('log lines', () => {
     expect(await seen({ LOG_LEVEL: 'silent' })).toEqual([]);
     expect(await seen({ LOG_LEVEL: 'fatal' })).toEqual([]);
     expect(await seen({ LOG_LEVEL: 'Error' })).toEqual(['ERROR failed', 'ERROR self-caused', 'ERROR failed', 'ERROR self-caused']);
-    expect(await seen({ LOG_LEVEL: 'debug', POWERTOOLS_LOG_LEVEL: 'warn' })).toEqual(['ERROR failed', 'ERROR self-caused', 'WARN secrets', 'ERROR failed', 'ERROR self-caused', 'WARN secrets']);
+    expect(await seen({ LOG_LEVEL: 'debug', POWERTOOLS_LOG_LEVEL: 'warn' })).toEqual([
+      'ERROR failed',
+      'ERROR self-caused',
+      'WARN secrets',
+      'ERROR failed',
+      'ERROR self-caused',
+      'WARN secrets',
+    ]);
   });
 
   it("follow Lambda's log-level control (AWS_LAMBDA_LOG_LEVEL) over LOG_LEVEL, and say so once when LOG_LEVEL asks for more", async () => {
     const lines = messages(await logLines({ AWS_LAMBDA_LOG_LEVEL: 'WARN', LOG_LEVEL: 'debug' }));
-    expect(lines[0]).toEqual(['WARN', 'Current log level (DEBUG) does not match AWS Lambda Advanced Logging Controls minimum log level (WARN). This can lead to data loss, consider adjusting them.']);
+    expect(lines[0]).toEqual([
+      'WARN',
+      'Current log level (DEBUG) does not match AWS Lambda Advanced Logging Controls minimum log level (WARN). This can lead to data loss, consider adjusting them.',
+    ]);
     const rest = lines.slice(1).map((pair) => pair.join(' '));
     expect(rest).toEqual(['ERROR failed', 'ERROR self-caused', 'WARN secrets', 'ERROR failed', 'ERROR self-caused', 'WARN secrets']);
     expect(messages(await logLines({ AWS_LAMBDA_LOG_LEVEL: 'ERROR' })).map(([level]) => level)).toEqual(['ERROR', 'ERROR', 'ERROR', 'ERROR']);

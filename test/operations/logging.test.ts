@@ -41,7 +41,11 @@ async function invoke(invocations: { route: HttpRoute; event: APIGatewayProxyEve
     timeout: 60_000,
   });
   const lines = stdout.split('\n').filter(Boolean);
-  return { stdout, logs: lines.filter((line) => !parseEmf(line)).map((line) => JSON.parse(line) as Record<string, unknown>), emf: lines.filter((line) => parseEmf(line)) };
+  return {
+    stdout,
+    logs: lines.filter((line) => !parseEmf(line)).map((line) => JSON.parse(line) as Record<string, unknown>),
+    emf: lines.filter((line) => parseEmf(line)),
+  };
 }
 
 describe('log lines', () => {
@@ -61,7 +65,13 @@ describe('log lines', () => {
       ['request', 200, 'POST /accounts/me/wallet'],
     ]);
     logs.forEach((line, index) => {
-      expect(line).toMatchObject({ service: 'hatchery', requestId: invocations[index]!.event.requestContext.requestId, accountId: caller.uid, function_name: invocations[index]!.event.routeKey, cold_start: index === 0 });
+      expect(line).toMatchObject({
+        service: 'hatchery',
+        requestId: invocations[index]!.event.requestContext.requestId,
+        accountId: caller.uid,
+        function_name: invocations[index]!.event.routeKey,
+        cold_start: index === 0,
+      });
       expect(line.function_request_id).toEqual(expect.any(String));
     });
     // The line docs/operating.md shows: the same keys in the same order, each value of the same type.
@@ -83,10 +93,21 @@ describe('log lines', () => {
     // DynamoDB unreachable: the rate limiter logs its failure from the domain, then the request is 503.
     const { stdout, logs } = await invoke(invocations, { DYNAMODB_ENDPOINT: 'http://127.0.0.1:9' });
     const [failure, nonce, unauthorized] = logs;
-    expect(failure).toMatchObject({ level: 'ERROR', message: 'rate-limit counter update failed', requestId: invocations[0]!.event.requestContext.requestId, route: 'POST /accounts/me/wallet/nonce', accountId: expect.any(String) });
+    expect(failure).toMatchObject({
+      level: 'ERROR',
+      message: 'rate-limit counter update failed',
+      requestId: invocations[0]!.event.requestContext.requestId,
+      route: 'POST /accounts/me/wallet/nonce',
+      accountId: expect.any(String),
+    });
     expect(failure!.function_request_id).toBe(nonce!.function_request_id);
     expect(nonce).toMatchObject({ message: 'request', status: 503, route: 'POST /accounts/me/wallet/nonce' });
-    expect(unauthorized).toMatchObject({ message: 'request', status: 401, route: 'GET /accounts/me', requestId: invocations[1]!.event.requestContext.requestId });
+    expect(unauthorized).toMatchObject({
+      message: 'request',
+      status: 401,
+      route: 'GET /accounts/me',
+      requestId: invocations[1]!.event.requestContext.requestId,
+    });
     expect(unauthorized).not.toHaveProperty('accountId');
     expect(logs).toHaveLength(3);
     expect(stdout).not.toContain(me.token);

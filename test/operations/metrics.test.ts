@@ -169,7 +169,11 @@ describe('hub and listener metrics', () => {
     const activity = indexer(stack);
     try {
       await activity.listToken();
-      await waitFor(() => withMetric('ListenerLag').length > 0 && withMetric('ListenerEvents').some((document) => document.kind === 'marketChanged'), 'a read answering the NOTIFY, and its event', 30_000);
+      await waitFor(
+        () => withMetric('ListenerLag').length > 0 && withMetric('ListenerEvents').some((document) => document.kind === 'marketChanged'),
+        'a read answering the NOTIFY, and its event',
+        30_000,
+      );
     } finally {
       await hub.stop();
       await activity.end();
@@ -210,7 +214,9 @@ describe('fan-out function metrics', () => {
       expect(document).toMatchObject({ kind: 'marketChanged', FanOutSkippedPosts: 0, ListenerFailedPosts: 0 });
       expect(document!.ListenerPostsSent).toBeGreaterThanOrEqual(1);
       expect(stack.metrics.series('ListenerPostsSent', { service, kind: 'marketChanged' }).sum).toBe(sent + (document!.ListenerPostsSent as number));
-      expect(await (await fetch(`${stack.url}/metrics`)).text()).toContain('hatchery_fan_out_shard_time_milliseconds_count{kind="marketChanged",service="hatchery"}');
+      expect(await (await fetch(`${stack.url}/metrics`)).text()).toContain(
+        'hatchery_fan_out_shard_time_milliseconds_count{kind="marketChanged",service="hatchery"}',
+      );
     } finally {
       await hub.stop();
     }

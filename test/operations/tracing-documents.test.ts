@@ -46,10 +46,21 @@ describe('X-Ray subsegments', () => {
     invocation.end();
     const [handler] = await received(1);
     const [aws, failed] = handler!.subsegments as Record<string, unknown>[];
-    expect(handler).toMatchObject({ type: 'subsegment', name: '## index.handler', parent_id: '53995c3f42cd8ad8', trace_id: '1-6759e988-bd862e3fe1be46a994272793', annotations: { ColdStart: true, Service: 'hatchery' } });
+    expect(handler).toMatchObject({
+      type: 'subsegment',
+      name: '## index.handler',
+      parent_id: '53995c3f42cd8ad8',
+      trace_id: '1-6759e988-bd862e3fe1be46a994272793',
+      annotations: { ColdStart: true, Service: 'hatchery' },
+    });
     expect(aws).toMatchObject({ name: 'DynamoDB', namespace: 'aws', aws: { operation: 'GetItem' } });
     expect(aws).not.toHaveProperty('fault');
-    expect(failed).toMatchObject({ name: 'postgres query', namespace: 'remote', fault: true, cause: { exceptions: [{ message: 'boom', type: 'QueryError' }] } });
+    expect(failed).toMatchObject({
+      name: 'postgres query',
+      namespace: 'remote',
+      fault: true,
+      cause: { exceptions: [{ message: 'boom', type: 'QueryError' }] },
+    });
     for (const document of [aws, failed, handler]) {
       expect(document!.id).toMatch(/^[0-9a-f]{16}$/);
       expect(document!.end_time as number).toBeGreaterThanOrEqual(document!.start_time as number);
@@ -59,13 +70,16 @@ describe('X-Ray subsegments', () => {
   it('sends the calls beyond the first ones in documents of their own, naming the handler subsegment as their parent', async () => {
     vi.stubEnv('_X_AMZN_TRACE_ID', 'Root=1-6759e988-bd862e3fe1be46a994272796;Parent=53995c3f42cd8ad8;Sampled=1');
     const invocation = tracing.startInvocationTrace();
-    for (let i = 0; i < tracing.embeddedSubsegments + 3; i++) await tracing.traced('ApiGatewayManagementApi', async () => i, { namespace: 'aws', aws: { operation: 'PostToConnection' } });
+    for (let i = 0; i < tracing.embeddedSubsegments + 3; i++)
+      await tracing.traced('ApiGatewayManagementApi', async () => i, { namespace: 'aws', aws: { operation: 'PostToConnection' } });
     invocation.end();
     const documents = await received(4);
     const handler = documents.find((document) => document.name === '## index.handler')!;
     expect(handler.subsegments).toHaveLength(tracing.embeddedSubsegments);
     const apart = documents.filter((document) => document !== handler);
-    expect(apart.map((document) => [document.type, document.parent_id, document.trace_id])).toEqual(Array(3).fill(['subsegment', handler.id, handler.trace_id]));
+    expect(apart.map((document) => [document.type, document.parent_id, document.trace_id])).toEqual(
+      Array(3).fill(['subsegment', handler.id, handler.trace_id]),
+    );
     expect(JSON.stringify(handler).length).toBeLessThan(64 * 1024);
   });
 
@@ -78,7 +92,9 @@ describe('X-Ray subsegments', () => {
     const sampled = tracing.startInvocationTrace();
     sampled.end();
     const documents = await received(1);
-    expect(documents.map((document) => [document.trace_id, (document.annotations as { ColdStart: boolean }).ColdStart])).toEqual([['1-6759e988-bd862e3fe1be46a994272795', false]]);
+    expect(documents.map((document) => [document.trace_id, (document.annotations as { ColdStart: boolean }).ColdStart])).toEqual([
+      ['1-6759e988-bd862e3fe1be46a994272795', false],
+    ]);
   });
 
   it('records a failed call as the X-Ray SDK does: a 4xx an error, a throttled call a throttle, a 5xx or no answer a fault', async () => {
@@ -97,7 +113,13 @@ describe('X-Ray subsegments', () => {
     for (const [name, failure] of failures) await expect(tracing.traced(name, () => Promise.reject(failure))).rejects.toBe(failure);
     invocation.end();
     const [handler] = await received(1);
-    const outcome = (segment: Record<string, unknown>) => [segment.name, segment.error ?? false, segment.throttle ?? false, segment.fault ?? false, (segment.http as { response?: { status?: number } })?.response?.status];
+    const outcome = (segment: Record<string, unknown>) => [
+      segment.name,
+      segment.error ?? false,
+      segment.throttle ?? false,
+      segment.fault ?? false,
+      (segment.http as { response?: { status?: number } })?.response?.status,
+    ];
     expect((handler!.subsegments as Record<string, unknown>[]).map(outcome)).toEqual([
       ['condition failed', true, false, false, 400],
       ['gone', true, false, false, 410],
@@ -107,16 +129,30 @@ describe('X-Ray subsegments', () => {
       ['no answer', false, false, true, undefined],
       ['not an error', false, false, true, undefined],
     ]);
-    expect((handler!.subsegments as { cause: unknown }[])[0]!.cause).toMatchObject({ exceptions: [{ type: 'ConditionalCheckFailedException', message: 'The conditional request failed' }] });
+    expect((handler!.subsegments as { cause: unknown }[])[0]!.cause).toMatchObject({
+      exceptions: [{ type: 'ConditionalCheckFailedException', message: 'The conditional request failed' }],
+    });
     expect((handler!.subsegments as { cause: unknown }[])[6]!.cause).toMatchObject({ exceptions: [{ type: 'Error', message: 'a string' }] });
   });
 
   it("counts as a throttle exactly what the SDK's retry counts as throttling", async () => {
-    const { THROTTLING_ERROR_CODES } = await import('../../node_modules/@smithy/core/dist-es/submodules/retry/service-error-classification/constants.js' as string);
-    const names = [...(THROTTLING_ERROR_CODES as string[]), 'ConditionalCheckFailedException', 'GoneException', 'ValidationException', 'InternalServerError', 'Error'];
+    const { THROTTLING_ERROR_CODES } = await import(
+      '../../node_modules/@smithy/core/dist-es/submodules/retry/service-error-classification/constants.js' as string
+    );
+    const names = [
+      ...(THROTTLING_ERROR_CODES as string[]),
+      'ConditionalCheckFailedException',
+      'GoneException',
+      'ValidationException',
+      'InternalServerError',
+      'Error',
+    ];
     const errors = names.flatMap((name) => [400, 429, 500].map((httpStatusCode) => Object.assign(new Error(name), { name, $metadata: { httpStatusCode } })));
     errors.push(Object.assign(new Error('retryable'), { name: 'SomeThrottle', $retryable: { throttling: true }, $metadata: { httpStatusCode: 400 } }));
-    for (const error of errors) expect(Boolean(tracing.outcomeOf(error).throttle), `${error.name} ${error.$metadata.httpStatusCode}`).toBe(isThrottlingError(error as Parameters<typeof isThrottlingError>[0]));
+    for (const error of errors)
+      expect(Boolean(tracing.outcomeOf(error).throttle), `${error.name} ${error.$metadata.httpStatusCode}`).toBe(
+        isThrottlingError(error as Parameters<typeof isThrottlingError>[0]),
+      );
   });
 
   it('never fails the traced call, nor the invocation, when a document cannot be sent: a bad port, a host that does not resolve, a datagram too large', async () => {

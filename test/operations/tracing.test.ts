@@ -35,7 +35,18 @@ const backing = () => ({
   LOG_LEVEL: 'silent',
 });
 
-type Segment = { id: string; parent_id?: string; trace_id: string; name: string; namespace?: string; aws?: { operation?: string }; subsegments?: Segment[]; annotations?: Record<string, unknown>; fault?: boolean; error?: boolean };
+type Segment = {
+  id: string;
+  parent_id?: string;
+  trace_id: string;
+  name: string;
+  namespace?: string;
+  aws?: { operation?: string };
+  subsegments?: Segment[];
+  annotations?: Record<string, unknown>;
+  fault?: boolean;
+  error?: boolean;
+};
 const flatten = (segments: Segment[]): Segment[] => segments.flatMap((segment) => [segment, ...flatten(segment.subsegments ?? [])]);
 
 async function nonceRequest() {
@@ -59,7 +70,11 @@ describe('tracing', () => {
     expect(inside.filter((segment) => segment.name === 'DynamoDB').map((segment) => segment.aws?.operation)).toContain('UpdateItem');
     expect(inside.filter((segment) => segment.name.startsWith('postgres')).map((segment) => [segment.name, segment.namespace])).toEqual(
       // Provisioning's two statements, then the challenge's transaction.
-      [['postgres query', 'remote'], ['postgres query', 'remote'], ['postgres transaction', 'remote']],
+      [
+        ['postgres query', 'remote'],
+        ['postgres query', 'remote'],
+        ['postgres transaction', 'remote'],
+      ],
     );
     expect(inside.some((segment) => segment.fault || segment.error)).toBe(false);
   }, 90_000);

@@ -33,7 +33,15 @@ describe('listener metrics', () => {
     expect(printed).toHaveLength(2);
     const [event, summary] = printed;
     expect(event!._aws.CloudWatchMetrics[0]!.Dimensions).toEqual([['service', 'kind']]);
-    expect(event).toMatchObject({ service: 'hatchery', kind: 'forgeFulfilled', ListenerEvents: 1, ListenerFanOutTime: 50, ListenerPostsSent: 3, ListenerGoneConnections: 1, ListenerFailedPosts: 0 });
+    expect(event).toMatchObject({
+      service: 'hatchery',
+      kind: 'forgeFulfilled',
+      ListenerEvents: 1,
+      ListenerFanOutTime: 50,
+      ListenerPostsSent: 3,
+      ListenerGoneConnections: 1,
+      ListenerFailedPosts: 0,
+    });
     expect(summary!._aws.CloudWatchMetrics[0]!.Dimensions).toEqual([['service']]);
     expect(summary).toMatchObject({ ListenerReads: 1, ListenerReadTime: 100, ListenerNotifications: 2, ListenerHeartbeat: 1, ListenerLag: 200 });
 
@@ -87,7 +95,16 @@ describe('the local registry', () => {
     const document = (route: string, latency: number | number[]): EmfDocument => ({
       _aws: {
         Timestamp: 0,
-        CloudWatchMetrics: [{ Namespace: 'Hatchery', Dimensions: [['service', 'route'], ['service']], Metrics: [{ Name: 'Requests', Unit: 'Count' }, { Name: 'Latency', Unit: 'Milliseconds' }] }],
+        CloudWatchMetrics: [
+          {
+            Namespace: 'Hatchery',
+            Dimensions: [['service', 'route'], ['service']],
+            Metrics: [
+              { Name: 'Requests', Unit: 'Count' },
+              { Name: 'Latency', Unit: 'Milliseconds' },
+            ],
+          },
+        ],
       },
       service: 'hatchery',
       route,

@@ -103,17 +103,49 @@ export function besidePonderSuite(layout: Layout) {
 
     const editions = await hatchery.json<Page<Record<string, unknown>>>('/editions');
     expect(editions.items.map(({ id, name, rarity, active, minted, price }) => ({ id, name, rarity, active, minted, price }))).toEqual([
-      { id: String(common.editionId), name: 'Common', rarity: 1, active: true, minted: String(await read<bigint>('minted', [common.editionId])), price: String(5n * ether) },
-      { id: String(rare.editionId), name: 'Rare', rarity: 4, active: true, minted: String(await read<bigint>('minted', [rare.editionId])), price: String(5n * ether) },
+      {
+        id: String(common.editionId),
+        name: 'Common',
+        rarity: 1,
+        active: true,
+        minted: String(await read<bigint>('minted', [common.editionId])),
+        price: String(5n * ether),
+      },
+      {
+        id: String(rare.editionId),
+        name: 'Rare',
+        rarity: 4,
+        active: true,
+        minted: String(await read<bigint>('minted', [rare.editionId])),
+        price: String(5n * ether),
+      },
     ]);
 
     const listings = await hatchery.json<Page<Record<string, unknown>>>('/marketplace/listings');
-    expect(listings).toMatchObject({ totalCount: 1, items: [{ tokenId: String(alpha.tokenId), seller: lower(alice), price: String(ether), status: 'Active', editionId: String(common.editionId), editionName: 'Common', rarity: 1, gender: 0, nftName: 'Alpha' }] });
+    expect(listings).toMatchObject({
+      totalCount: 1,
+      items: [
+        {
+          tokenId: String(alpha.tokenId),
+          seller: lower(alice),
+          price: String(ether),
+          status: 'Active',
+          editionId: String(common.editionId),
+          editionName: 'Common',
+          rarity: 1,
+          gender: 0,
+          nftName: 'Alpha',
+        },
+      ],
+    });
     const [seller, price, active] = await read<[Address, bigint, boolean]>('listings', [alpha.tokenId]);
     expect([lower(seller), String(price), active]).toEqual([lower(alice), String(ether), true]);
 
     const tokensOf = async (owner: Address) => (await hatchery.json<Page<{ tokenId: string; staked: boolean }>>(`/accounts/${owner}/nfts`)).items;
-    expect(await tokensOf(alice)).toEqual([expect.objectContaining({ tokenId: String(beta.tokenId), nftName: 'Beta' }), expect.objectContaining({ tokenId: String(alpha.tokenId) })]);
+    expect(await tokensOf(alice)).toEqual([
+      expect.objectContaining({ tokenId: String(beta.tokenId), nftName: 'Beta' }),
+      expect.objectContaining({ tokenId: String(alpha.tokenId) }),
+    ]);
     expect(await tokensOf(bob)).toEqual([expect.objectContaining({ tokenId: String(delta.tokenId), staked: true })]);
     expect((await tokensOf(carol)).map((nft) => nft.tokenId)).toEqual([String(forged.tokenId), String(gamma.tokenId)]);
     for (const owner of [alice, bob, carol]) {
@@ -122,18 +154,53 @@ export function besidePonderSuite(layout: Layout) {
 
     expect((await hatchery.json<Page<unknown>>(`/accounts/${carol}/forge-requests`)).items).toEqual([
       { requestId: String(open.requestId), tier: 1, status: 'Requested', blockNumber: String(open.blockNumber) },
-      { requestId: String(fulfilled.requestId), tier: 2, status: 'Fulfilled', tokenId: String(forged.tokenId), editionId: String(rare.editionId), blockNumber: String(fulfilled.blockNumber) },
+      {
+        requestId: String(fulfilled.requestId),
+        tier: 2,
+        status: 'Fulfilled',
+        tokenId: String(forged.tokenId),
+        editionId: String(rare.editionId),
+        blockNumber: String(fulfilled.blockNumber),
+      },
     ]);
     expect((await hatchery.json<Page<unknown>>('/transparency/sales')).items).toEqual([
-      { tokenId: String(gamma.tokenId), seller: lower(bob), buyer: lower(carol), price: String(3n * ether), platformFee: String(sale.platformFee), royalty: String(sale.royalty), blockNumber: String(sale.blockNumber) },
+      {
+        tokenId: String(gamma.tokenId),
+        seller: lower(bob),
+        buyer: lower(carol),
+        price: String(3n * ether),
+        platformFee: String(sale.platformFee),
+        royalty: String(sale.royalty),
+        blockNumber: String(sale.blockNumber),
+      },
     ]);
     expect((await hatchery.json<Page<unknown>>(`/accounts/${bob}/staking`)).items).toEqual([
-      { pairId: String(pair.pairId), maleId: String(delta.tokenId), femaleId: '0', matched: false, stakedAt: String(pair.stakedAt), lastClaimAt: String(pair.stakedAt), status: 'Staked' },
+      {
+        pairId: String(pair.pairId),
+        maleId: String(delta.tokenId),
+        femaleId: '0',
+        matched: false,
+        stakedAt: String(pair.stakedAt),
+        lastClaimAt: String(pair.stakedAt),
+        status: 'Staked',
+      },
     ]);
     const accrued = await read<bigint>('referralBalance', [dave]);
     expect(accrued).toBeGreaterThan(0n);
-    expect(await hatchery.json(`/accounts/${dave}/referral`)).toEqual({ code: '77', referralCount: 1, pending: String(accrued), totalAccrued: String(accrued), totalClaimed: '0' });
-    expect(await hatchery.json(`/accounts/${carol}/referral`)).toEqual({ upline: lower(dave), referralCount: 0, pending: '0', totalAccrued: '0', totalClaimed: '0' });
+    expect(await hatchery.json(`/accounts/${dave}/referral`)).toEqual({
+      code: '77',
+      referralCount: 1,
+      pending: String(accrued),
+      totalAccrued: String(accrued),
+      totalClaimed: '0',
+    });
+    expect(await hatchery.json(`/accounts/${carol}/referral`)).toEqual({
+      upline: lower(dave),
+      referralCount: 0,
+      pending: '0',
+      totalAccrued: '0',
+      totalClaimed: '0',
+    });
     expect(await hatchery.json('/transparency/summary')).toEqual({
       salesCount: 1,
       totalVolume: String(3n * ether),
@@ -154,7 +221,11 @@ export function besidePonderSuite(layout: Layout) {
     const fulfilled = await setup.act.fulfilForge(request.requestId, editionId, 0, 'Quick');
     const minedAt = Date.now();
     await waitFor(() => forge.some((event) => event.requestId === String(request.requestId)), 'forgeFulfilled', 15_000);
-    expect(forge.find((event) => event.requestId === String(request.requestId))).toEqual({ requestId: String(request.requestId), tokenId: String(fulfilled.tokenId), editionId: String(editionId) });
+    expect(forge.find((event) => event.requestId === String(request.requestId))).toEqual({
+      requestId: String(request.requestId),
+      tokenId: String(fulfilled.tokenId),
+      editionId: String(editionId),
+    });
     figures.push(`forgeFulfilled ${Date.now() - minedAt} ms after its block was mined`);
 
     const before = market.length;
@@ -178,7 +249,9 @@ export function besidePonderSuite(layout: Layout) {
     expect(indexedBlocks(page)?.[31337]).toBeGreaterThanOrEqual(transfer.blockNumber);
     const response = await setup.hatchery.get('/transparency/sales');
     expect(response.headers.get('x-indexed-block')).toMatch(/^31337=\d+$/);
-    const health = await setup.hatchery.json<{ indexer: { chains: { chainId: number; block: string; blockTimestamp: string; lagSeconds: number; ready: boolean }[] } }>('/health');
+    const health = await setup.hatchery.json<{
+      indexer: { chains: { chainId: number; block: string; blockTimestamp: string; lagSeconds: number; ready: boolean }[] };
+    }>('/health');
     const [chain] = health.indexer.chains;
     const head = await setup.chain.publicClient.getBlock({ blockNumber: BigInt(chain!.block) });
     expect(chain).toEqual({
@@ -267,7 +340,9 @@ export function besidePonderSuite(layout: Layout) {
     await new Promise((resolve) => setTimeout(resolve, 300));
     const reads = (await setup.hatchery.metric('hatchery_listener_reads_total')) - readsBefore;
     const polls = Math.ceil((Date.now() - startedAt) / 5_000) + 1;
-    figures.push(`${blocks} blocks of token transfers: ${reads} listener reads in ${Date.now() - startedAt} ms (${polls} polls of 2 at most); before, every block's notification cost 2`);
+    figures.push(
+      `${blocks} blocks of token transfers: ${reads} listener reads in ${Date.now() - startedAt} ms (${polls} polls of 2 at most); before, every block's notification cost 2`,
+    );
     // Only the 5 s fallback reads both; a block that names neither table costs nothing.
     expect(reads).toBeLessThanOrEqual(2 * polls);
     expect(reads).toBeLessThan(2 * blocks);
@@ -291,7 +366,9 @@ export function besidePonderSuite(layout: Layout) {
     await new Promise((resolve) => setTimeout(resolve, 300));
     const mixReads = (await setup.hatchery.metric('hatchery_listener_reads_total')) - mixBefore;
     const mixPolls = Math.ceil((Date.now() - mixStarted) / 5_000) + 1;
-    figures.push(`${mixBlocks} blocks, 5 listing and 5 forge-request ones: ${mixReads} listener reads (${(mixReads / mixBlocks).toFixed(2)} a block, polls included); before, ${2 * mixBlocks} and more (2 a block)`);
+    figures.push(
+      `${mixBlocks} blocks, 5 listing and 5 forge-request ones: ${mixReads} listener reads (${(mixReads / mixBlocks).toFixed(2)} a block, polls included); before, ${2 * mixBlocks} and more (2 a block)`,
+    );
     expect(mixReads).toBeLessThanOrEqual(10 + 2 * mixPolls);
   }, 90_000);
 
@@ -332,75 +409,86 @@ export function besidePonderSuite(layout: Layout) {
     expect(byMaxBlock!.count).toBe(settled + 1);
   }, 60_000);
 
-  it(
-    layout === 'views'
-      ? 'keeps serving the live deployment while a new one backfills behind the views, then follows it'
-      : 'reports a backfill as not ready, with its lag, until Ponder has caught up',
-    async () => {
-      const head = await setup.chain.blockNumber();
-      const schema = layout === 'views' ? 'indexer_v2' : 'indexer_backfill';
-      const next = await spawnPonder({ databaseUrl: setup.databaseUrl, layout, ...(layout === 'views' ? { deploymentSchema: schema } : { schema }), chain: setup.chain, contracts: setup.contracts });
-      const seen: string[] = [];
-      try {
-        // The direct layout's second indexer is read as Hatchery would read it with INDEXER_SCHEMA=indexer_backfill.
-        const observe = async (): Promise<Health['indexer']> => {
-          if (layout === 'views') return (await setup.hatchery.json<Health>('/health')).indexer;
-          const previous = process.env.INDEXER_SCHEMA;
-          process.env.INDEXER_SCHEMA = schema;
+  it(layout === 'views'
+    ? 'keeps serving the live deployment while a new one backfills behind the views, then follows it'
+    : 'reports a backfill as not ready, with its lag, until Ponder has caught up', async () => {
+    const head = await setup.chain.blockNumber();
+    const schema = layout === 'views' ? 'indexer_v2' : 'indexer_backfill';
+    const next = await spawnPonder({
+      databaseUrl: setup.databaseUrl,
+      layout,
+      ...(layout === 'views' ? { deploymentSchema: schema } : { schema }),
+      chain: setup.chain,
+      contracts: setup.contracts,
+    });
+    const seen: string[] = [];
+    try {
+      // The direct layout's second indexer is read as Hatchery would read it with INDEXER_SCHEMA=indexer_backfill.
+      const observe = async (): Promise<Health['indexer']> => {
+        if (layout === 'views') return (await setup.hatchery.json<Health>('/health')).indexer;
+        const previous = process.env.INDEXER_SCHEMA;
+        process.env.INDEXER_SCHEMA = schema;
+        try {
+          const { readFreshness } = await import('@hatchery/core/indexer/freshness-read');
+          const client = new pg.Client({ connectionString: setup.databaseUrl });
+          await client.connect();
           try {
-            const { readFreshness } = await import('@hatchery/core/indexer/freshness-read');
-            const client = new pg.Client({ connectionString: setup.databaseUrl });
-            await client.connect();
-            try {
-              return await readFreshness(client);
-            } finally {
-              await client.end();
-            }
+            return await readFreshness(client);
           } finally {
-            if (previous === undefined) delete process.env.INDEXER_SCHEMA;
-            else process.env.INDEXER_SCHEMA = previous;
+            await client.end();
           }
-        };
-        const newReady = async () =>
-          (await setup.sql<{ ready: boolean }>(`SELECT (value->>'is_ready') = '1' AS ready FROM "${schema}"._ponder_meta WHERE key = 'app'`).catch(() => []))[0]?.ready === true;
-        const deadline = Date.now() + 60_000;
-        let done = false;
-        while (!done) {
-          if (Date.now() > deadline) throw new Error(`the second Ponder did not catch up: ${next.logs().slice(-10).join('\n')}`);
-          const ready = await newReady();
-          const indexer = await observe();
-          // Ready once the backfill reaches the finalized block; caught up once live indexing reaches the head too.
-          done = ready && (layout === 'views' || (indexer !== 'unknown' && BigInt(indexer.chains[0]!.block) >= head));
-          const text = JSON.stringify(indexer);
-          if (seen.at(-1) !== text) seen.push(text);
-          if (layout === 'views') {
-            // Whatever the new deployment is doing, the readers' schema is the live one's: caught up and ready.
-            expect(indexer).not.toBe('unknown');
-            expect((indexer as { chains: Chains }).chains[0]).toMatchObject({ chainId: 31337, ready: true });
-          }
-          await new Promise((resolve) => setTimeout(resolve, 5));
+        } finally {
+          if (previous === undefined) delete process.env.INDEXER_SCHEMA;
+          else process.env.INDEXER_SCHEMA = previous;
         }
-        const shown = seen.length > 6 ? [...seen.slice(0, 5), '…', seen.at(-1)!] : seen;
-        figures.push(`/health while a second deployment backfilled ${head} blocks (${layout}): ${shown.join(' → ')}`);
+      };
+      const newReady = async () =>
+        (await setup.sql<{ ready: boolean }>(`SELECT (value->>'is_ready') = '1' AS ready FROM "${schema}"._ponder_meta WHERE key = 'app'`).catch(() => []))[0]
+          ?.ready === true;
+      const deadline = Date.now() + 60_000;
+      let done = false;
+      while (!done) {
+        if (Date.now() > deadline) throw new Error(`the second Ponder did not catch up: ${next.logs().slice(-10).join('\n')}`);
+        const ready = await newReady();
+        const indexer = await observe();
+        // Ready once the backfill reaches the finalized block; caught up once live indexing reaches the head too.
+        done = ready && (layout === 'views' || (indexer !== 'unknown' && BigInt(indexer.chains[0]!.block) >= head));
+        const text = JSON.stringify(indexer);
+        if (seen.at(-1) !== text) seen.push(text);
         if (layout === 'views') {
-          // Once ready, Ponder points the views at the new deployment, and Hatchery reads it from then on.
-          await waitFor(async () => ((await setup.sql<{ definition: string }>(`SELECT definition FROM pg_views WHERE schemaname = 'indexer' AND viewname = 'listings'`))[0]?.definition ?? '').includes(schema), 'the views to move', 20_000);
-          expect((await setup.hatchery.json<Page<unknown>>('/marketplace/listings')).totalCount).toBeGreaterThan(0);
-        } else {
-          const parsed = seen.map((text) => JSON.parse(text) as Health['indexer']);
-          const last = parsed.at(-1) as { chains: Chains };
-          expect(last.chains[0]).toMatchObject({ chainId: 31337, ready: true });
-          expect(BigInt(last.chains[0]!.block)).toBeGreaterThanOrEqual(head);
-          // Until its tables existed its freshness was unknown, not an error; then a backfill, not ready, behind the chain.
-          expect(parsed[0]).toBe('unknown');
-          const backfilling = parsed.filter((each): each is { chains: Chains } => each !== 'unknown' && !each.chains[0]!.ready);
-          expect(backfilling.length).toBeGreaterThan(0);
-          expect(BigInt(backfilling[0]!.chains[0]!.block)).toBeLessThan(head);
+          // Whatever the new deployment is doing, the readers' schema is the live one's: caught up and ready.
+          expect(indexer).not.toBe('unknown');
+          expect((indexer as { chains: Chains }).chains[0]).toMatchObject({ chainId: 31337, ready: true });
         }
-      } finally {
-        await next.stop();
+        await new Promise((resolve) => setTimeout(resolve, 5));
       }
-    },
-    90_000,
-  );
+      const shown = seen.length > 6 ? [...seen.slice(0, 5), '…', seen.at(-1)!] : seen;
+      figures.push(`/health while a second deployment backfilled ${head} blocks (${layout}): ${shown.join(' → ')}`);
+      if (layout === 'views') {
+        // Once ready, Ponder points the views at the new deployment, and Hatchery reads it from then on.
+        await waitFor(
+          async () =>
+            (
+              (await setup.sql<{ definition: string }>(`SELECT definition FROM pg_views WHERE schemaname = 'indexer' AND viewname = 'listings'`))[0]
+                ?.definition ?? ''
+            ).includes(schema),
+          'the views to move',
+          20_000,
+        );
+        expect((await setup.hatchery.json<Page<unknown>>('/marketplace/listings')).totalCount).toBeGreaterThan(0);
+      } else {
+        const parsed = seen.map((text) => JSON.parse(text) as Health['indexer']);
+        const last = parsed.at(-1) as { chains: Chains };
+        expect(last.chains[0]).toMatchObject({ chainId: 31337, ready: true });
+        expect(BigInt(last.chains[0]!.block)).toBeGreaterThanOrEqual(head);
+        // Until its tables existed its freshness was unknown, not an error; then a backfill, not ready, behind the chain.
+        expect(parsed[0]).toBe('unknown');
+        const backfilling = parsed.filter((each): each is { chains: Chains } => each !== 'unknown' && !each.chains[0]!.ready);
+        expect(backfilling.length).toBeGreaterThan(0);
+        expect(BigInt(backfilling[0]!.chains[0]!.block)).toBeLessThan(head);
+      }
+    } finally {
+      await next.stop();
+    }
+  }, 90_000);
 }

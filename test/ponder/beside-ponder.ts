@@ -11,7 +11,19 @@ import { join } from 'node:path';
 import pg from 'pg';
 import { inject } from 'vitest';
 import { startEmbeddedPostgres, type EmbeddedDatabase } from '@hatchery/local/postgres';
-import { actions, deploy, freePort, startChain, startPonder, waitForIndexedBlock, type Actions, type Chain, type Contracts, type Layout, type RunningPonder } from './chain';
+import {
+  actions,
+  deploy,
+  freePort,
+  startChain,
+  startPonder,
+  waitForIndexedBlock,
+  type Actions,
+  type Chain,
+  type Contracts,
+  type Layout,
+  type RunningPonder,
+} from './chain';
 
 const repository = join(import.meta.dirname, '..', '..');
 
@@ -50,7 +62,16 @@ async function startHatchery(databaseUrl: string, dataDir: string): Promise<{ ha
     cwd: repository,
     detached: true,
     stdio: ['ignore', 'pipe', 'pipe'],
-    env: { ...process.env, PORT: String(port), HATCHERY_DATA_DIR: dataDir, DATABASE_URL: databaseUrl, DYNAMODB_ENDPOINT: '', LOG_FORMAT: 'json', LOG_LEVEL: 'warn', IP_RATE_LIMIT_PER_SECOND: '0' },
+    env: {
+      ...process.env,
+      PORT: String(port),
+      HATCHERY_DATA_DIR: dataDir,
+      DATABASE_URL: databaseUrl,
+      DYNAMODB_ENDPOINT: '',
+      LOG_FORMAT: 'json',
+      LOG_LEVEL: 'warn',
+      IP_RATE_LIMIT_PER_SECOND: '0',
+    },
   });
   let output = '';
   child.stdout!.on('data', (chunk) => (output += chunk));
@@ -94,7 +115,11 @@ export async function besidePonder(layout: Layout): Promise<BesidePonder> {
     for (const cleanup of cleanups.splice(0).reverse()) await cleanup().catch(() => undefined);
   };
   try {
-    const database: EmbeddedDatabase = await startEmbeddedPostgres({ dataDir: join(root, 'pg'), persistent: false, templateDir: inject('postgresTemplateDir') });
+    const database: EmbeddedDatabase = await startEmbeddedPostgres({
+      dataDir: join(root, 'pg'),
+      persistent: false,
+      templateDir: inject('postgresTemplateDir'),
+    });
     cleanups.push(() => database.stop());
     await database.createDatabase('shared');
     const databaseUrl = database.tcpUrl.replace(/\/postgres$/, '/shared');

@@ -137,7 +137,12 @@ function spawnGroup(command: string, args: string[], options: { cwd: string; env
 }
 
 /** Resolves once `ready()` is true; rejects when the child exits first or `timeoutMs` passes, with its last log lines. */
-async function waitUntil(what: string, child: Pick<Child, 'logs' | 'exited' | 'stop'>, ready: () => Promise<boolean> | boolean, timeoutMs: number): Promise<void> {
+async function waitUntil(
+  what: string,
+  child: Pick<Child, 'logs' | 'exited' | 'stop'>,
+  ready: () => Promise<boolean> | boolean,
+  timeoutMs: number,
+): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   let exited = false;
   void child.exited.then(() => (exited = true));
@@ -279,11 +284,25 @@ export async function startChain(options: { timeoutMs?: number } = {}): Promise<
   const rpcUrl = `http://127.0.0.1:${port}`;
   const child = spawnGroup(
     nodeBinary(),
-    [join(packageDir('hardhat'), 'internal', 'cli', 'bootstrap.js'), '--config', join(here, 'hardhat.config.cjs'), 'node', '--hostname', '127.0.0.1', '--port', String(port)],
+    [
+      join(packageDir('hardhat'), 'internal', 'cli', 'bootstrap.js'),
+      '--config',
+      join(here, 'hardhat.config.cjs'),
+      'node',
+      '--hostname',
+      '127.0.0.1',
+      '--port',
+      String(port),
+    ],
     { cwd: here, env: { ...process.env, HARDHAT_DISABLE_TELEMETRY_PROMPT: 'true', NO_COLOR: '1' } },
   );
   try {
-    await waitUntil('the Hardhat node', child, () => child.logs().some((line) => line.includes('Started HTTP and WebSocket JSON-RPC server')), options.timeoutMs ?? 60_000);
+    await waitUntil(
+      'the Hardhat node',
+      child,
+      () => child.logs().some((line) => line.includes('Started HTTP and WebSocket JSON-RPC server')),
+      options.timeoutMs ?? 60_000,
+    );
   } catch (error) {
     await child.stop();
     throw error;
@@ -341,7 +360,13 @@ export async function deploy(chain: Chain, options: { tokenSupply?: bigint } = {
     return receipt;
   };
   const token = await deployed(
-    await chain.walletClient.deployContract({ abi: hatchTokenAbi, bytecode: artifacts.HatchToken.bytecode, args: [tokenSupply], account: admin, chain: hardhat }),
+    await chain.walletClient.deployContract({
+      abi: hatchTokenAbi,
+      bytecode: artifacts.HatchToken.bytecode,
+      args: [tokenSupply],
+      account: admin,
+      chain: hardhat,
+    }),
   );
   const hatchery = await deployed(
     await chain.walletClient.deployContract({ abi: hatcheryAbi, bytecode: artifacts.Hatchery.bytecode, account: admin, chain: hardhat }),
@@ -525,7 +550,8 @@ export interface RunningPonder extends PonderProcess {
  * direct layout `--schema <schema>`, views layout `--schema <deploymentSchema> --views-schema <viewsSchema>`.
  */
 export async function spawnPonder(options: PonderOptions): Promise<PonderProcess> {
-  const schema = options.layout === 'direct' ? (options.schema ?? 'indexer') : (options.deploymentSchema ?? `ponder_${Math.random().toString(36).slice(2, 10)}`);
+  const schema =
+    options.layout === 'direct' ? (options.schema ?? 'indexer') : (options.deploymentSchema ?? `ponder_${Math.random().toString(36).slice(2, 10)}`);
   const viewsSchema = options.layout === 'views' ? (options.viewsSchema ?? 'indexer') : undefined;
   const env: NodeJS.ProcessEnv = {
     ...process.env,
@@ -613,7 +639,10 @@ export async function startPonder(options: PonderOptions): Promise<RunningPonder
  * Runs `ponder start` until it exits by itself (a start it refuses), `until` matches one of its log messages,
  * or `timeoutMs` passes; then stops it. `matched` is the message `until` matched.
  */
-export async function runPonderToExit(options: PonderOptions, { timeoutMs = 60_000, until }: { timeoutMs?: number; until?: (message: PonderMessage) => boolean } = {}) {
+export async function runPonderToExit(
+  options: PonderOptions,
+  { timeoutMs = 60_000, until }: { timeoutMs?: number; until?: (message: PonderMessage) => boolean } = {},
+) {
   const started = Date.now();
   const ponder = await spawnPonder(options);
   let matched: PonderMessage | undefined;

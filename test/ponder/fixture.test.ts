@@ -207,13 +207,22 @@ describe.each<Layout>(['direct', 'views'])('Ponder, %s layout', (layout) => {
     expect(checkpoint).toMatchObject({ chain_name: 'hardhat', chain_id: '31337' });
     const latest = decodeCheckpoint(checkpoint!.latest_checkpoint!);
     const block = await chain.publicClient.getBlock({ blockNumber: latest.blockNumber });
-    expect(latest).toEqual({ blockTimestamp: block.timestamp, chainId: 31337n, blockNumber: block.number, transactionIndex: 9_999_999_999_999_999n, eventType: 9, eventIndex: 9_999_999_999_999_999n });
+    expect(latest).toEqual({
+      blockTimestamp: block.timestamp,
+      chainId: 31337n,
+      blockNumber: block.number,
+      transactionIndex: 9_999_999_999_999_999n,
+      eventType: 9,
+      eventIndex: 9_999_999_999_999_999n,
+    });
     expect(decodeCheckpoint(checkpoint!.finalized_checkpoint!).blockNumber).toBe(finalizedAtStart);
   });
 
   it('creates the tables, columns and indexes of packages/core/src/indexer/schema.sql', async () => {
     const ddl = await readFile(fileURLToPath(new URL('../../packages/core/src/indexer/schema.sql', import.meta.url)), 'utf8');
-    await pool.query(ddl.replaceAll('indexer.', 'ddl_reference.').replace('CREATE SCHEMA IF NOT EXISTS indexer;', 'CREATE SCHEMA IF NOT EXISTS ddl_reference;'));
+    await pool.query(
+      ddl.replaceAll('indexer.', 'ddl_reference.').replace('CREATE SCHEMA IF NOT EXISTS indexer;', 'CREATE SCHEMA IF NOT EXISTS ddl_reference;'),
+    );
     const columns = (schema: string, withNullability: boolean) =>
       sql(
         `SELECT table_name, column_name, data_type, numeric_precision, numeric_scale${withNullability ? ', is_nullable' : ''}
@@ -221,10 +230,10 @@ describe.each<Layout>(['direct', 'views'])('Ponder, %s layout', (layout) => {
         [schema, tables],
       );
     const indexes = (schema: string) =>
-      sql(`SELECT tablename, indexname, replace(indexdef, $1 || '.', 'S.') AS indexdef FROM pg_indexes WHERE schemaname = $1 AND tablename = ANY($2) ORDER BY indexname`, [
-        schema,
-        tables,
-      ]);
+      sql(
+        `SELECT tablename, indexname, replace(indexdef, $1 || '.', 'S.') AS indexdef FROM pg_indexes WHERE schemaname = $1 AND tablename = ANY($2) ORDER BY indexname`,
+        [schema, tables],
+      );
     const reference = await columns('ddl_reference', true);
     expect(reference.length).toBeGreaterThan(50);
     // Ponder's own tables (in the views layout, its deployment schema's) are exactly those of schema.sql...
@@ -283,8 +292,38 @@ describe.each<Layout>(['direct', 'views'])('Ponder, %s layout', (layout) => {
     const referral = (fee * 2_000n) / 10_000n;
 
     expect(await rows('editions')).toEqual([
-      { edition_id: String(before.edition), name: 'Genesis', art_uri: 'ipfs://genesis', health: 70, skill: 55, morale: 90, rarity: 3, max_supply: '100', minted: '4', mint_start: '1700000000', mint_end: '1900000000', price: String(ether / 10n), distribution: 2, active: true },
-      { edition_id: String(live.edition!.editionId), name: 'Second', art_uri: 'ipfs://second', health: 70, skill: 55, morale: 90, rarity: 5, max_supply: '100', minted: '0', mint_start: '1700000000', mint_end: '1900000000', price: String(ether / 10n), distribution: 2, active: false },
+      {
+        edition_id: String(before.edition),
+        name: 'Genesis',
+        art_uri: 'ipfs://genesis',
+        health: 70,
+        skill: 55,
+        morale: 90,
+        rarity: 3,
+        max_supply: '100',
+        minted: '4',
+        mint_start: '1700000000',
+        mint_end: '1900000000',
+        price: String(ether / 10n),
+        distribution: 2,
+        active: true,
+      },
+      {
+        edition_id: String(live.edition!.editionId),
+        name: 'Second',
+        art_uri: 'ipfs://second',
+        health: 70,
+        skill: 55,
+        morale: 90,
+        rarity: 5,
+        max_supply: '100',
+        minted: '0',
+        mint_start: '1700000000',
+        mint_end: '1900000000',
+        price: String(ether / 10n),
+        distribution: 2,
+        active: false,
+      },
     ]);
     expect(await rows('nfts')).toEqual([
       { token_id: String(rex), owner: lower(alice), edition_id: String(before.edition), gender: 0, nft_name: 'Rex', staked: false, burned: false },
@@ -293,26 +332,99 @@ describe.each<Layout>(['direct', 'views'])('Ponder, %s layout', (layout) => {
       { token_id: String(forged), owner: lower(bob), edition_id: String(before.edition), gender: 1, nft_name: 'Forged', staked: false, burned: true },
     ]);
     expect(await rows('listings')).toEqual([
-      { token_id: String(rex), seller: lower(alice), price: String(ether), status: 'Cancelled', edition_id: String(before.edition), listed_at_block: block('listRex'), updated_at_block: block('cancelRex'), tx_hash: live.listRex!.hash },
-      { token_id: String(ada), seller: lower(alice), price: String(2n * ether), status: 'Sold', edition_id: String(before.edition), listed_at_block: block('listAda'), updated_at_block: block('buyAda'), tx_hash: live.listAda!.hash },
+      {
+        token_id: String(rex),
+        seller: lower(alice),
+        price: String(ether),
+        status: 'Cancelled',
+        edition_id: String(before.edition),
+        listed_at_block: block('listRex'),
+        updated_at_block: block('cancelRex'),
+        tx_hash: live.listRex!.hash,
+      },
+      {
+        token_id: String(ada),
+        seller: lower(alice),
+        price: String(2n * ether),
+        status: 'Sold',
+        edition_id: String(before.edition),
+        listed_at_block: block('listAda'),
+        updated_at_block: block('buyAda'),
+        tx_hash: live.listAda!.hash,
+      },
     ]);
     expect(await rows('sales')).toEqual([
-      { id: logId('buyAda', 'Sold'), token_id: String(ada), seller: lower(alice), buyer: lower(bob), price: String(2n * ether), platform_fee: String(fee), royalty: String((2n * ether * 500n) / 10_000n), block_number: block('buyAda') },
+      {
+        id: logId('buyAda', 'Sold'),
+        token_id: String(ada),
+        seller: lower(alice),
+        buyer: lower(bob),
+        price: String(2n * ether),
+        platform_fee: String(fee),
+        royalty: String((2n * ether * 500n) / 10_000n),
+        block_number: block('buyAda'),
+      },
     ]);
     expect(await rows('forge_requests')).toEqual([
-      { request_id: String(live.request!.requestId), buyer: lower(bob), tier: 2, status: 'Fulfilled', token_id: String(forged), edition_id: String(before.edition), block_number: block('request'), fulfilled_at_block: block('fulfil') },
-      { request_id: String(live.requestAgain!.requestId), buyer: lower(alice), tier: 1, status: 'Cancelled', token_id: null, edition_id: null, block_number: block('requestAgain'), fulfilled_at_block: null },
+      {
+        request_id: String(live.request!.requestId),
+        buyer: lower(bob),
+        tier: 2,
+        status: 'Fulfilled',
+        token_id: String(forged),
+        edition_id: String(before.edition),
+        block_number: block('request'),
+        fulfilled_at_block: block('fulfil'),
+      },
+      {
+        request_id: String(live.requestAgain!.requestId),
+        buyer: lower(alice),
+        tier: 1,
+        status: 'Cancelled',
+        token_id: null,
+        edition_id: null,
+        block_number: block('requestAgain'),
+        fulfilled_at_block: null,
+      },
     ]);
     expect(await rows('staking_pairs')).toEqual([
-      { pair_id: String(live.stakePair!.pairId), staker: lower(bob), male_id: String(bo), female_id: String(ada), matched: true, staked_at: String(live.stakePair!.stakedAt), last_claim_at: String(live.claimStaking!.claimedAt), status: 'Staked' },
-      { pair_id: String(live.stakeAlone!.pairId), staker: lower(alice), male_id: String(rex), female_id: '0', matched: false, staked_at: String(live.stakeAlone!.stakedAt), last_claim_at: String(live.stakeAlone!.stakedAt), status: 'Unstaked' },
+      {
+        pair_id: String(live.stakePair!.pairId),
+        staker: lower(bob),
+        male_id: String(bo),
+        female_id: String(ada),
+        matched: true,
+        staked_at: String(live.stakePair!.stakedAt),
+        last_claim_at: String(live.claimStaking!.claimedAt),
+        status: 'Staked',
+      },
+      {
+        pair_id: String(live.stakeAlone!.pairId),
+        staker: lower(alice),
+        male_id: String(rex),
+        female_id: '0',
+        matched: false,
+        staked_at: String(live.stakeAlone!.stakedAt),
+        last_claim_at: String(live.stakeAlone!.stakedAt),
+        status: 'Unstaked',
+      },
     ]);
     expect(await rows('referral_registrations')).toEqual([{ referrer: lower(carol), code: '777', block_number: block('register') }]);
     expect(await rows('referral_links')).toEqual([{ buyer: lower(bob), referrer: lower(carol), block_number: block('link') }]);
-    expect(await rows('referral_bnb_accruals')).toEqual([{ id: logId('buyAda', 'ReferralAccrued'), referrer: lower(carol), buyer: lower(bob), amount: String(referral), block_number: block('buyAda') }]);
-    expect(await rows('referral_bnb_claims')).toEqual([{ id: logId('claimReferral', 'ReferralClaimed'), referrer: lower(carol), amount: String(referral), block_number: block('claimReferral') }]);
+    expect(await rows('referral_bnb_accruals')).toEqual([
+      { id: logId('buyAda', 'ReferralAccrued'), referrer: lower(carol), buyer: lower(bob), amount: String(referral), block_number: block('buyAda') },
+    ]);
+    expect(await rows('referral_bnb_claims')).toEqual([
+      { id: logId('claimReferral', 'ReferralClaimed'), referrer: lower(carol), amount: String(referral), block_number: block('claimReferral') },
+    ]);
     const transfers = [
-      { id: `${contracts.deployments.token}-0`, from_addr: `0x${'0'.repeat(40)}`, to_addr: lower(admin), value: String(contracts.tokenSupply), block_number: String(contracts.startBlock) },
+      {
+        id: `${contracts.deployments.token}-0`,
+        from_addr: `0x${'0'.repeat(40)}`,
+        to_addr: lower(admin),
+        value: String(contracts.tokenSupply),
+        block_number: String(contracts.startBlock),
+      },
       { id: before.seed.logIds.Transfer![0]!, from_addr: lower(admin), to_addr: lower(bob), value: '1000', block_number: String(before.seed.blockNumber) },
       { id: logId('transfer', 'Transfer'), from_addr: lower(bob), to_addr: lower(carol), value: '400', block_number: block('transfer') },
     ];
@@ -369,8 +481,13 @@ describe.each<Layout>(['direct', 'views'])('Ponder, %s layout', (layout) => {
     // which tables are named.
     for (const channel of channels) {
       await notifications.waitFor(channel, seen + 4);
-      const named = () => notifications.payloads(channel).slice(seen).filter((payload) => payload.length > 0);
-      for (let waited = 0; !named().some((payload) => payload.includes('token_transfers')) && waited < 10_000; waited += 20) await new Promise((resolve) => setTimeout(resolve, 20));
+      const named = () =>
+        notifications
+          .payloads(channel)
+          .slice(seen)
+          .filter((payload) => payload.length > 0);
+      for (let waited = 0; !named().some((payload) => payload.includes('token_transfers')) && waited < 10_000; waited += 20)
+        await new Promise((resolve) => setTimeout(resolve, 20));
       expect(named()).toEqual([['editions', 'nfts'], ['listings'], ['token_transfers']]);
     }
     expect(await sql('SELECT * FROM indexer.nfts WHERE token_id = $1', [String(minted.tokenId)])).toEqual([]);
@@ -383,7 +500,11 @@ describe.each<Layout>(['direct', 'views'])('Ponder, %s layout', (layout) => {
     const seen = notifications.payloads(channels[0]!).length;
     const schema = pg.escapeIdentifier(ponder!.schema);
     const checkpoints = async () => (await sql<Record<string, string>>(`SELECT * FROM ${schema}._ponder_checkpoint`))[0]!;
-    const logged = async () => (await sql<{ n: number }>(tables.map((table) => `SELECT count(*)::int AS n FROM ${schema}._reorg__${table}`).join(' UNION ALL '))).reduce((sum, row) => sum + row.n, 0);
+    const logged = async () =>
+      (await sql<{ n: number }>(tables.map((table) => `SELECT count(*)::int AS n FROM ${schema}._reorg__${table}`).join(' UNION ALL '))).reduce(
+        (sum, row) => sum + row.n,
+        0,
+      );
     // Every live write so far is still in Ponder's reorg log (blocks after the finalized one can still be reverted).
     expect(await logged()).toBeGreaterThan(20);
     // Ponder moves its finalized block once a new block is 2 × 30 past it, to that block - 30: two steps here.
@@ -412,17 +533,24 @@ describe.each<Layout>(['direct', 'views'])('Ponder, %s layout', (layout) => {
     await client.end();
     const refusal =
       layout === 'direct'
-        ? (message: { msg: string; error?: unknown }) =>
-            message.msg === 'uncaughtException' && (message.error as { name?: string }).name === 'MigrationError'
+        ? (message: { msg: string; error?: unknown }) => message.msg === 'uncaughtException' && (message.error as { name?: string }).name === 'MigrationError'
         : (message: { msg: string; error?: unknown; query?: unknown }) =>
             message.query === 'create_views' && (message.error as { message?: string }).message === '"listings" is not a view';
     const result = await runPonderToExit(
-      { databaseUrl: url, layout, ...(layout === 'views' ? { viewsSchema: 'indexer', deploymentSchema: 'ponder_plain' } : { schema: 'indexer' }), chain, contracts },
+      {
+        databaseUrl: url,
+        layout,
+        ...(layout === 'views' ? { viewsSchema: 'indexer', deploymentSchema: 'ponder_plain' } : { schema: 'indexer' }),
+        chain,
+        contracts,
+      },
       { timeoutMs: 45_000, until: refusal },
     );
     expect(result.matched, result.logs.slice(-20).join('\n')).toBeDefined();
     if (layout === 'direct') {
-      expect((result.matched!.error as { message: string }).message).toBe("Unable to create table 'indexer'.'listings' because a table with that name already exists.");
+      expect((result.matched!.error as { message: string }).message).toBe(
+        "Unable to create table 'indexer'.'listings' because a table with that name already exists.",
+      );
     }
   }, 60_000);
 });

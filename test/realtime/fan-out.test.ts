@@ -253,71 +253,80 @@ describe('a broadcast through the fan-out function', () => {
     await Promise.all(listeners.splice(0).map((listener) => listener.stop()));
   });
 
-  it('gives each shard to one invocation, retries a failed one without re-sending any other, and reaches every client once', async () => {
-    while (clients.length < 40) await connect();
-    // Every shard with a connection goes to the function: none is small enough for the listener to post itself.
-    const listener = startListener({ smallAudience: 0, shards: functionShards(flaky, stack.url) });
-    await leading(listener);
-    // Every shard that holds a record is handed out, including records an earlier test's clients left for the TTL and
-    // records that reads skip (expired, awaiting a handshake): a one-record read that does not reach the shard's end.
-    const occupied = (await Promise.all(shards.map(async (shard) => (!(await store.peek(shard, 1)).complete ? [shard] : [])))).flat();
-    expect(occupied).toEqual(expect.arrayContaining([...new Set(clients.map((client) => shardOf(client.id)))]));
-    const failing = shardOf(clients[0]!.id);
-    await stack.sql('SELECT 1');
-    await dynamoClient.send(new PutCommand({ TableName: config().DYNAMODB_TABLE, Item: failOnce(failing) }));
-    const before = stack.lambda.stats();
-    const handedBefore = listener.stats().shardsHanded;
+  it(
+    'gives each shard to one invocation, retries a failed one without re-sending any other, and reaches every client once',
+    async () => {
+      while (clients.length < 40) await connect();
+      // Every shard with a connection goes to the function: none is small enough for the listener to post itself.
+      const listener = startListener({ smallAudience: 0, shards: functionShards(flaky, stack.url) });
+      await leading(listener);
+      // Every shard that holds a record is handed out, including records an earlier test's clients left for the TTL and
+      // records that reads skip (expired, awaiting a handshake): a one-record read that does not reach the shard's end.
+      const occupied = (await Promise.all(shards.map(async (shard) => (!(await store.peek(shard, 1)).complete ? [shard] : [])))).flat();
+      expect(occupied).toEqual(expect.arrayContaining([...new Set(clients.map((client) => shardOf(client.id)))]));
+      const failing = shardOf(clients[0]!.id);
+      await stack.sql('SELECT 1');
+      await dynamoClient.send(new PutCommand({ TableName: config().DYNAMODB_TABLE, Item: failOnce(failing) }));
+      const before = stack.lambda.stats();
+      const handedBefore = listener.stats().shardsHanded;
 
-    await writes.listToken();
-    const expected = await writes.snapshot();
-    await waitFor(() => clients.every((client) => received(client, expected) === 1), 'every client', slow);
-    await listener.idle();
-    await stack.lambda.settled();
-
-    const after = stack.lambda.stats();
-    // Every occupied shard is handed out (a poll may add a broadcast of its own), and exactly one retry is made, by the listener.
-    const handed = listener.stats().shardsHanded - handedBefore;
-    expect(handed).toBeGreaterThanOrEqual(occupied.length);
-    expect(after.failedAttempts - before.failedAttempts).toBe(1);
-    expect(after.attempts - before.attempts).toBe(handed + 1);
-    for (const client of clients) expect(received(client, expected)).toBe(1);
-  }, slow);
-
-  it('reaches every connected client exactly once per event while others connect and disconnect during the broadcasts', async () => {
-    const listener = startListener({ smallAudience: 0 });
-    await leading(listener);
-    const abandonedBefore = stack.lambda.stats().abandoned;
-    const churners: Array<{ hub: Hub; market: Client['market'] }> = [];
-    let churning = true;
-    const churn = (async () => {
-      // At most 30 of them, so a slow machine's longer broadcasts do not grow the audience without bound.
-      for (let i = 0; churning && i < 30; i++) {
-        const hub = await connectHub(stack.url);
-        churners.push({ hub, market: record(hub, 'marketChanged') });
-        if (i % 2) await churners[i - 1]!.hub.stop();
-      }
-    })();
-    const events = [];
-    for (let i = 0; i < 6; i++) {
       await writes.listToken();
       const expected = await writes.snapshot();
-      events.push(expected);
-      await waitFor(() => clients.every((client) => received(client, expected) === 1), `event ${i} at every steady client`, slow);
-    }
-    churning = false;
-    await churn;
-    await listener.idle();
-    await stack.lambda.settled();
-    for (const expected of events) {
+      await waitFor(() => clients.every((client) => received(client, expected) === 1), 'every client', slow);
+      await listener.idle();
+      await stack.lambda.settled();
+
+      const after = stack.lambda.stats();
+      // Every occupied shard is handed out (a poll may add a broadcast of its own), and exactly one retry is made, by the listener.
+      const handed = listener.stats().shardsHanded - handedBefore;
+      expect(handed).toBeGreaterThanOrEqual(occupied.length);
+      expect(after.failedAttempts - before.failedAttempts).toBe(1);
+      expect(after.attempts - before.attempts).toBe(handed + 1);
       for (const client of clients) expect(received(client, expected)).toBe(1);
-      for (const churner of churners) expect(churner.market.filter((each) => JSON.stringify(each) === JSON.stringify(expected)).length).toBeLessThanOrEqual(1);
-    }
-    // Some of the churners were there for some events: the churn overlapped the fan-outs rather than coming after them.
-    expect(churners.some((churner) => churner.market.length > 0)).toBe(true);
-    expect(listener.stats().failedShards).toBe(0);
-    expect(stack.lambda.stats().abandoned).toBe(abandonedBefore);
-    await Promise.all(churners.map((churner) => churner.hub.stop()));
-  }, slow);
+    },
+    slow,
+  );
+
+  it(
+    'reaches every connected client exactly once per event while others connect and disconnect during the broadcasts',
+    async () => {
+      const listener = startListener({ smallAudience: 0 });
+      await leading(listener);
+      const abandonedBefore = stack.lambda.stats().abandoned;
+      const churners: Array<{ hub: Hub; market: Client['market'] }> = [];
+      let churning = true;
+      const churn = (async () => {
+        // At most 30 of them, so a slow machine's longer broadcasts do not grow the audience without bound.
+        for (let i = 0; churning && i < 30; i++) {
+          const hub = await connectHub(stack.url);
+          churners.push({ hub, market: record(hub, 'marketChanged') });
+          if (i % 2) await churners[i - 1]!.hub.stop();
+        }
+      })();
+      const events = [];
+      for (let i = 0; i < 6; i++) {
+        await writes.listToken();
+        const expected = await writes.snapshot();
+        events.push(expected);
+        await waitFor(() => clients.every((client) => received(client, expected) === 1), `event ${i} at every steady client`, slow);
+      }
+      churning = false;
+      await churn;
+      await listener.idle();
+      await stack.lambda.settled();
+      for (const expected of events) {
+        for (const client of clients) expect(received(client, expected)).toBe(1);
+        for (const churner of churners)
+          expect(churner.market.filter((each) => JSON.stringify(each) === JSON.stringify(expected)).length).toBeLessThanOrEqual(1);
+      }
+      // Some of the churners were there for some events: the churn overlapped the fan-outs rather than coming after them.
+      expect(churners.some((churner) => churner.market.length > 0)).toBe(true);
+      expect(listener.stats().failedShards).toBe(0);
+      expect(stack.lambda.stats().abandoned).toBe(abandonedBefore);
+      await Promise.all(churners.map((churner) => churner.hub.stop()));
+    },
+    slow,
+  );
 
   it('posts a small audience itself, with one read per shard and no invocation', async () => {
     const listener = startListener({});

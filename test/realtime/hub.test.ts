@@ -129,7 +129,10 @@ describe.each([
 
   it('rejects Subscribe with a bad address with exactly "Invalid address." and keeps the connection', async () => {
     for (const bad of ['nope', '0x123', `${addresses.alice}0`, 42, null]) {
-      const error = await alice.invoke('Subscribe', bad).then(() => undefined, (reason: unknown) => reason);
+      const error = await alice.invoke('Subscribe', bad).then(
+        () => undefined,
+        (reason: unknown) => reason,
+      );
       expect(error).toBeInstanceOf(Error);
       expect((error as Error).message).toBe('Invalid address.');
     }

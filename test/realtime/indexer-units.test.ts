@@ -41,7 +41,15 @@ describe('Ponder’s checkpoint', () => {
   });
 
   it('is written into X-Indexed-Block per chain, and read back by the client', () => {
-    const chain = (chainId: number, block: string) => ({ chainId, block, safeBlock: block, finalizedBlock: block, blockTimestamp: '2026-11-25T00:00:00.000Z', lagSeconds: 1, ready: true });
+    const chain = (chainId: number, block: string) => ({
+      chainId,
+      block,
+      safeBlock: block,
+      finalizedBlock: block,
+      blockTimestamp: '2026-11-25T00:00:00.000Z',
+      lagSeconds: 1,
+      ready: true,
+    });
     expect(indexedBlockValue('unknown')).toBeUndefined();
     const header = indexedBlockValue({ chains: [chain(1, '20000000'), chain(8453, '18446744073709551617')] })!;
     expect(header).toBe('1=20000000, 8453=18446744073709551617');

@@ -30,7 +30,14 @@ function startListener(options: Partial<ListenerOptions> = {}) {
       done();
     },
   });
-  const listener = new Listener({ databaseUrl: stack.databaseUrl, managementEndpoint: stack.url, pollMs: 200, reconnectMs: 300, log: pino({ level: 'info' }, sink), ...options }).start();
+  const listener = new Listener({
+    databaseUrl: stack.databaseUrl,
+    managementEndpoint: stack.url,
+    pollMs: 200,
+    reconnectMs: 300,
+    log: pino({ level: 'info' }, sink),
+    ...options,
+  }).start();
   listeners.push(listener);
   return Object.assign(listener, { lines, problems: () => lines.filter((line) => line.level >= 40) });
 }
@@ -56,11 +63,10 @@ async function commitSale(notify: 'notified' | 'silent') {
   const client = await writes.pool.connect();
   try {
     await client.query('BEGIN');
-    await client.query(`INSERT INTO indexer.sales (id, token_id, seller, buyer, price, platform_fee, royalty, block_number) VALUES ($1, 1, $2, $2, 5, 0, 0, $3)`, [
-      `listener-sale-${++sales}`,
-      wallet(8),
-      writes.nextBlock(),
-    ]);
+    await client.query(
+      `INSERT INTO indexer.sales (id, token_id, seller, buyer, price, platform_fee, royalty, block_number) VALUES ($1, 1, $2, $2, 5, 0, 0, $3)`,
+      [`listener-sale-${++sales}`, wallet(8), writes.nextBlock()],
+    );
     if (notify === 'notified') await client.query(`SELECT pg_notify('indexer_live_query', '["sales"]')`);
     await client.query('COMMIT');
   } finally {

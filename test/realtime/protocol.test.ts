@@ -104,7 +104,8 @@ describe('the handshake', () => {
   it('answers pings and completions in place, as $default’s return value; only the handshake’s answer is a management API post', async () => {
     const send = vi.spyOn(ApiGatewayManagementApiClient.prototype, 'send');
     try {
-      const postsTo = (id: string) => send.mock.calls.filter(([command]) => command instanceof PostToConnectionCommand && command.input.ConnectionId === id).length;
+      const postsTo = (id: string) =>
+        send.mock.calls.filter(([command]) => command instanceof PostToConnectionCommand && command.input.ConnectionId === id).length;
       const client = await raw();
       expect(postsTo(client.id)).toBe(1);
       client.send(`{"type":6}${RS}`);
@@ -314,7 +315,9 @@ describe('$connect', () => {
   });
 
   it('accepts the token negotiate issued', async () => {
-    const { connectionToken } = (await (await stack.get('/hubs/events/negotiate?negotiateVersion=1', { method: 'POST' })).json()) as { connectionToken: string };
+    const { connectionToken } = (await (await stack.get('/hubs/events/negotiate?negotiateVersion=1', { method: 'POST' })).json()) as {
+      connectionToken: string;
+    };
     const socket = new WebSocket(`${stack.url.replace('http', 'ws')}/hubs/events?id=${connectionToken}`);
     sockets.push(socket);
     await once(socket, 'open');
@@ -331,20 +334,31 @@ describe('$connect', () => {
   it('delivers $disconnect for every upgrade abandoned while $connect ran, half-closed or reset, so no connection record stays', async () => {
     const before = new Set(await ids(store.all()));
     const { port } = new URL(stack.url);
-    const request = [`GET /hubs/events HTTP/1.1`, `Host: 127.0.0.1:${port}`, 'Upgrade: websocket', 'Connection: Upgrade', 'Sec-WebSocket-Version: 13', 'Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==', '', ''].join('\r\n');
-    const abandoned = Array.from({ length: 100 }, (_, i) =>
-      new Promise<void>((resolve) => {
-        const socket = connect(Number(port), '127.0.0.1', () => {
-          socket.write(request);
-          // Half of them end their side at once and wait for the gateway, which answers only once $connect has run;
-          // the other half reset the connection.
-          if (i % 2 === 0) socket.end();
-          else setTimeout(() => socket.destroy(), 1);
-        });
-        socket.on('error', () => undefined);
-        socket.on('close', () => resolve());
-        socket.resume();
-      }),
+    const request = [
+      `GET /hubs/events HTTP/1.1`,
+      `Host: 127.0.0.1:${port}`,
+      'Upgrade: websocket',
+      'Connection: Upgrade',
+      'Sec-WebSocket-Version: 13',
+      'Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==',
+      '',
+      '',
+    ].join('\r\n');
+    const abandoned = Array.from(
+      { length: 100 },
+      (_, i) =>
+        new Promise<void>((resolve) => {
+          const socket = connect(Number(port), '127.0.0.1', () => {
+            socket.write(request);
+            // Half of them end their side at once and wait for the gateway, which answers only once $connect has run;
+            // the other half reset the connection.
+            if (i % 2 === 0) socket.end();
+            else setTimeout(() => socket.destroy(), 1);
+          });
+          socket.on('error', () => undefined);
+          socket.on('close', () => resolve());
+          socket.resume();
+        }),
     );
     await Promise.all(abandoned);
     const left = async () => (await ids(store.all())).filter((id) => !before.has(id));
@@ -386,7 +400,10 @@ describe('the management API through the AWS SDK', () => {
       new GetConnectionCommand({ ConnectionId: 'NoSuchConnectn=' }),
       new DeleteConnectionCommand({ ConnectionId: 'NoSuchConnectn=' }),
     ]) {
-      const error = await management.send(command as never).then(() => undefined, (reason: unknown) => reason);
+      const error = await management.send(command as never).then(
+        () => undefined,
+        (reason: unknown) => reason,
+      );
       expect(error).toBeInstanceOf(GoneException);
       expect((error as GoneException).$metadata.httpStatusCode).toBe(410);
     }

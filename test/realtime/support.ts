@@ -7,10 +7,7 @@ import type { TestStack } from '../support/stack';
 export type Hub = signalR.HubConnection;
 
 /** The stock SignalR client, through negotiate or straight to the WebSocket. */
-export async function connectHub(
-  baseUrl: string,
-  options: { skipNegotiation?: boolean; keepAliveMs?: number; serverTimeoutMs?: number } = {},
-): Promise<Hub> {
+export async function connectHub(baseUrl: string, options: { skipNegotiation?: boolean; keepAliveMs?: number; serverTimeoutMs?: number } = {}): Promise<Hub> {
   const hub = new signalR.HubConnectionBuilder()
     .withUrl(`${baseUrl}/hubs/events`, {
       transport: signalR.HttpTransportType.WebSockets,
@@ -58,7 +55,13 @@ export function indexer(stack: TestStack) {
     nextBlock: () => String(++block),
     /** A fulfilment for `buyer` in a new block (or the given one); returns what forgeFulfilled must carry. */
     async fulfilFor(buyer: string, at?: string) {
-      const fulfilment = { requestId: String(++request), buyer, tokenId: String(++token), editionId: String(Number(token % 40n) + 1), block: at ?? String(++block) };
+      const fulfilment = {
+        requestId: String(++request),
+        buyer,
+        tokenId: String(++token),
+        editionId: String(Number(token % 40n) + 1),
+        block: at ?? String(++block),
+      };
       await activity.fulfil(fulfilment);
       return { requestId: fulfilment.requestId, tokenId: fulfilment.tokenId, editionId: fulfilment.editionId };
     },
@@ -83,4 +86,5 @@ export const anyVersion = { version: expect.any(Number) as unknown as number };
 export const listingsOf = ({ version: _version, ...listings }: { count: number; maxBlock: string; version: number }) => listings;
 
 /** Versions only grow, whatever the blocks do. */
-export const versionsGrow = (events: readonly { version: number }[]) => events.every((event, index) => index === 0 || event.version > events[index - 1]!.version);
+export const versionsGrow = (events: readonly { version: number }[]) =>
+  events.every((event, index) => index === 0 || event.version > events[index - 1]!.version);

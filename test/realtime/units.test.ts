@@ -68,7 +68,9 @@ describe('hub protocol records', () => {
   });
 
   it('frames events as invocations without an id, leaving out absent fields', () => {
-    expect(marketChangedMessage({ count: 3, maxBlock: '99', version: 1 })).toBe('{"type":1,"target":"marketChanged","arguments":[{"count":3,"maxBlock":"99","version":1}]}\u001e');
+    expect(marketChangedMessage({ count: 3, maxBlock: '99', version: 1 })).toBe(
+      '{"type":1,"target":"marketChanged","arguments":[{"count":3,"maxBlock":"99","version":1}]}\u001e',
+    );
     expect(forgeFulfilledMessage({ requestId: '1' })).toBe('{"type":1,"target":"forgeFulfilled","arguments":[{"requestId":"1"}]}\u001e');
   });
 });
@@ -131,7 +133,9 @@ describe('replies as management-API posts', () => {
     expect(repliesAsPosts({ replies, close: false, handshaken: false }, 10 * size)).toEqual({ replies: [replies.join('')], close: false, handshaken: false });
     const split = repliesAsPosts({ replies, close: true, handshaken: false }, 10 * size - 1);
     expect(split).toEqual({ replies: [replies.slice(0, 9).join(''), replies[9]], close: true, handshaken: false });
-    expect(repliesAsPosts({ replies, close: false, handshaken: false }, 3 * size).replies).toEqual([0, 3, 6, 9].map((start) => replies.slice(start, start + 3).join('')));
+    expect(repliesAsPosts({ replies, close: false, handshaken: false }, 3 * size).replies).toEqual(
+      [0, 3, 6, 9].map((start) => replies.slice(start, start + 3).join('')),
+    );
   });
 
   it('counts bytes, not characters', () => {

@@ -32,7 +32,9 @@ async function indexerActivity(until: Promise<unknown>): Promise<void> {
   let done = false;
   void until.finally(() => (done = true));
   while (!done) {
-    await stack.sql(`UPDATE indexer.listings SET updated_at_block = (SELECT max(updated_at_block) + 1 FROM indexer.listings) WHERE token_id = (SELECT min(token_id) FROM indexer.listings WHERE status = 'Active')`);
+    await stack.sql(
+      `UPDATE indexer.listings SET updated_at_block = (SELECT max(updated_at_block) + 1 FROM indexer.listings) WHERE token_id = (SELECT min(token_id) FROM indexer.listings WHERE status = 'Active')`,
+    );
     await stack.sql(`NOTIFY indexer_live_query`);
     await new Promise((resolve) => setTimeout(resolve, 1_000));
   }
@@ -46,7 +48,14 @@ describe('npm run smoke', () => {
     const { code, stdout } = await checked;
     expect(stdout).toMatch(/all \d+ checks passed/);
     expect(code, stdout).toBe(0);
-    for (const name of ['GET /editions', 'GET /transparency/summary', 'unknown path → problem+json 404', `CORS preflight from ${allowedOrigin}`, 'GET /accounts/me with the token', 'hub: connect, subscribe, event']) {
+    for (const name of [
+      'GET /editions',
+      'GET /transparency/summary',
+      'unknown path → problem+json 404',
+      `CORS preflight from ${allowedOrigin}`,
+      'GET /accounts/me with the token',
+      'hub: connect, subscribe, event',
+    ]) {
       expect(stdout, name).toMatch(new RegExp(`^PASS  ${name.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')} `, 'm'));
     }
     expect(stdout).toMatch(/marketChanged/);
@@ -55,8 +64,8 @@ describe('npm run smoke', () => {
   it('fails, exiting 1, when the stage refuses the front end’s origin or the token', async () => {
     const { code, stdout } = await smoke('--origin', 'https://evil.example.net', '--token', 'not-a-token', '--event-timeout', '1');
     expect(code, stdout).toBe(1);
-    expect(stdout).toMatch(/^FAIL  CORS preflight from https:\/\/evil\.example\.net /m);
-    expect(stdout).toMatch(/^FAIL  GET \/accounts\/me with the token .*401/m);
+    expect(stdout).toMatch(/^FAIL {2}CORS preflight from https:\/\/evil\.example\.net /m);
+    expect(stdout).toMatch(/^FAIL {2}GET \/accounts\/me with the token .*401/m);
     expect(stdout).toMatch(/checks failed/);
   }, 120_000);
 

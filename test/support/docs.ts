@@ -165,8 +165,7 @@ export const onStack = (text: string, url: string) => text.replaceAll('http://12
  * What a reader's terminal does with the block, but strict: bash stops at the
  * first failing command, and curl fails on an HTTP error (the body still printed).
  */
-export const strictShell = (script: string) =>
-  `set -euo pipefail\ncurl() { command curl --silent --show-error --fail-with-body "$@"; }\n${script}`;
+export const strictShell = (script: string) => `set -euo pipefail\ncurl() { command curl --silent --show-error --fail-with-body "$@"; }\n${script}`;
 
 /** The JSON values printed one after another (curl adds no newline, so a terminal shows them run together). */
 export function jsonValues(text: string): unknown[] {

@@ -45,7 +45,9 @@ export function routeTypes(routes: Record<string, HttpRoute> = httpRoutes): stri
   const { options } = ts.getParsedCommandLineOfConfigFile(rootConfig, {}, { ...ts.sys, onUnRecoverableConfigFileDiagnostic: () => {} })!;
   const program = ts.createProgram([serverTypesFile], { ...options, noEmit: true });
   const checker = program.getTypeChecker();
-  const declaration = program.getSourceFile(serverTypesFile)!.statements.find((statement) => ts.isInterfaceDeclaration(statement) && statement.name.text === 'ServerTypes')!;
+  const declaration = program
+    .getSourceFile(serverTypesFile)!
+    .statements.find((statement) => ts.isInterfaceDeclaration(statement) && statement.name.text === 'ServerTypes')!;
   const server = checker.getTypeAtLocation(declaration);
   const typeNode = (type: ts.Type) => {
     const node = checker.typeToTypeNode(type, undefined, nodeFlags);
@@ -60,13 +62,20 @@ export function routeTypes(routes: Record<string, HttpRoute> = httpRoutes): stri
     'RouteTypes',
     undefined,
     undefined,
-    publicRoutes(routes).map(([name]) => ts.factory.createPropertySignature(undefined, name, undefined, typeNode(checker.getTypeOfSymbol(routeTable.getProperty(name)!)))),
+    publicRoutes(routes).map(([name]) =>
+      ts.factory.createPropertySignature(undefined, name, undefined, typeNode(checker.getTypeOfSymbol(routeTable.getProperty(name)!))),
+    ),
   );
   const aliases = checker
     .getPropertiesOfType(server)
     .filter((property) => property.name !== 'RouteTypes')
     .map((property) =>
-      ts.factory.createTypeAliasDeclaration([ts.factory.createModifier(ts.SyntaxKind.ExportKeyword)], property.name, undefined, typeNode(checker.getTypeOfSymbol(property))),
+      ts.factory.createTypeAliasDeclaration(
+        [ts.factory.createModifier(ts.SyntaxKind.ExportKeyword)],
+        property.name,
+        undefined,
+        typeNode(checker.getTypeOfSymbol(property)),
+      ),
     );
 
   const printer = ts.createPrinter({ newLine: ts.NewLineKind.LineFeed });

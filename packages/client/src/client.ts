@@ -108,7 +108,13 @@ function floorText(floor: Floor): string | undefined {
   return last && minBlockText(last[0] === undefined ? last[1] : { chainId: last[0], block: last[1] });
 }
 
-async function call(options: ClientOptions, name: RouteName, input: Record<string, unknown> = {}, callOptions: CallOptions = {}, floor?: Floor): Promise<unknown> {
+async function call(
+  options: ClientOptions,
+  name: RouteName,
+  input: Record<string, unknown> = {},
+  callOptions: CallOptions = {},
+  floor?: Floor,
+): Promise<unknown> {
   const [method, template, auth, place] = wireRoutes[name];
   const rest = { ...input };
   // Only the reads of indexed data (GETs with a query) take minBlock.
@@ -136,7 +142,13 @@ async function call(options: ClientOptions, name: RouteName, input: Record<strin
 type ListItem<K extends ListRouteName> = RouteOutput<K> extends { items: readonly (infer T)[] } ? T : never;
 type WalkInput<K extends ListRouteName> = Omit<RouteInput<K>, 'page' | 'after'>;
 
-async function* walk<K extends ListRouteName>(options: ClientOptions, name: K, input?: WalkInput<K>, callOptions?: CallOptions, floor?: Floor): AsyncGenerator<ListItem<K>> {
+async function* walk<K extends ListRouteName>(
+  options: ClientOptions,
+  name: K,
+  input?: WalkInput<K>,
+  callOptions?: CallOptions,
+  floor?: Floor,
+): AsyncGenerator<ListItem<K>> {
   let after: string | undefined;
   do {
     const page = (await call(options, name, { ...(input as Record<string, unknown>), ...(after !== undefined && { after }) }, callOptions, floor)) as {
@@ -151,7 +163,10 @@ async function* walk<K extends ListRouteName>(options: ClientOptions, name: K, i
 export function createClient(options: ClientOptions): Client {
   const floor: Floor = new Map();
   const api = Object.fromEntries(
-    Object.keys(wireRoutes).map((name) => [name, (input?: Record<string, unknown>, callOptions?: CallOptions) => call(options, name as RouteName, input, callOptions, floor)]),
+    Object.keys(wireRoutes).map((name) => [
+      name,
+      (input?: Record<string, unknown>, callOptions?: CallOptions) => call(options, name as RouteName, input, callOptions, floor),
+    ]),
   ) as unknown as Api;
   const client: Client = {
     api,

@@ -68,10 +68,15 @@ export async function waitForIndexedBlock(client: Client, block: bigint | number
     if (health.indexer === 'unknown') throw new IndexWaitError('The server cannot tell how far its index has got (no Ponder checkpoint).', target);
     const chains = health.indexer.chains;
     const chain = options.chainId === undefined ? (chains.length === 1 ? chains[0] : undefined) : chains.find((each) => each.chainId === options.chainId);
-    if (!chain) throw new IndexWaitError(options.chainId === undefined ? 'The index follows several chains: name one with chainId.' : `The index does not follow chain ${options.chainId}.`, target);
+    if (!chain)
+      throw new IndexWaitError(
+        options.chainId === undefined ? 'The index follows several chains: name one with chainId.' : `The index does not follow chain ${options.chainId}.`,
+        target,
+      );
     indexed = BigInt(chain.block);
     if (indexed >= target) return indexed;
-    if (Date.now() + intervalMs > deadline) throw new IndexWaitError(`The index reached block ${indexed}, not ${target}, within ${timeoutMs} ms.`, target, indexed);
+    if (Date.now() + intervalMs > deadline)
+      throw new IndexWaitError(`The index reached block ${indexed}, not ${target}, within ${timeoutMs} ms.`, target, indexed);
     await sleep(intervalMs, signal);
   }
 }

@@ -1,6 +1,30 @@
-export { createClient, minBlockText, type Api, type BlockRef, type CallOptions, type Client, type ClientOptions, type RouteCall, type RouteInput, type RouteOutput, type Validate } from './client.js';
+export {
+  createClient,
+  minBlockText,
+  type Api,
+  type BlockRef,
+  type CallOptions,
+  type Client,
+  type ClientOptions,
+  type RouteCall,
+  type RouteInput,
+  type RouteOutput,
+  type Validate,
+} from './client.js';
 export { indexedBlocks, IndexWaitError, parseIndexedBlock, type IndexedBlocks, type IndexWaitOptions } from './freshness.js';
-export { and, escapeValue, filter, or, type FieldBuilder, type Fields, type Filter, type FilterBuilders, type FilterInput, type OrderInput, type Sort } from './filter.js';
+export {
+  and,
+  escapeValue,
+  filter,
+  or,
+  type FieldBuilder,
+  type Fields,
+  type Filter,
+  type FilterBuilders,
+  type FilterInput,
+  type OrderInput,
+  type Sort,
+} from './filter.js';
 export { HatcheryProblem, isProblem, retryAfterMs, type HttpOptions, type ProblemBody, type RetryOptions } from './http.js';
 export type { RouteName } from './routes.js';
 export {

@@ -10,4 +10,9 @@ export type RouteName = keyof RouteTable;
 export type InputPlace<K extends RouteName> = RouteTable[K] extends { body: object } ? 'body' : RouteTable[K] extends { query: object } ? 'query' : 'none';
 
 /** What the browser needs of a route at run time; the types above say everything else. */
-export type WireRoute<K extends RouteName> = readonly [method: RouteTable[K]['method'], path: RouteTable[K]['path'], auth: RouteTable[K]['auth'], input: InputPlace<K>];
+export type WireRoute<K extends RouteName> = readonly [
+  method: RouteTable[K]['method'],
+  path: RouteTable[K]['path'],
+  auth: RouteTable[K]['auth'],
+  input: InputPlace<K>,
+];

@@ -102,26 +102,28 @@ export async function query<Row extends pg.QueryResultRow>(text: string, values:
 
 /** A transaction, retried as a whole on transient failures (including serialization failures). */
 export async function transaction<T>(work: (client: Queryable) => Promise<T>): Promise<T> {
-  return withRetry(() => traced('postgres transaction', async () => {
-    const client = await db().connect();
-    // A checked-out client reports a lost connection as an 'error' event; unhandled, it would end the process.
-    // The pending query rejects with the same failure, which the retry below handles.
-    const ignoreLostConnection = () => undefined;
-    client.on('error', ignoreLostConnection);
-    let broken = false;
-    try {
-      await client.query('BEGIN');
-      const result = await work(client);
-      await client.query('COMMIT');
-      return result;
-    } catch (error) {
-      broken = isDatabaseUnavailable(error);
-      if (!broken) await client.query('ROLLBACK').catch(() => undefined);
-      throw error;
-    } finally {
-      client.off('error', ignoreLostConnection);
-      // A client whose connection failed is destroyed rather than returned to the pool.
-      client.release(broken);
-    }
-  }));
+  return withRetry(() =>
+    traced('postgres transaction', async () => {
+      const client = await db().connect();
+      // A checked-out client reports a lost connection as an 'error' event; unhandled, it would end the process.
+      // The pending query rejects with the same failure, which the retry below handles.
+      const ignoreLostConnection = () => undefined;
+      client.on('error', ignoreLostConnection);
+      let broken = false;
+      try {
+        await client.query('BEGIN');
+        const result = await work(client);
+        await client.query('COMMIT');
+        return result;
+      } catch (error) {
+        broken = isDatabaseUnavailable(error);
+        if (!broken) await client.query('ROLLBACK').catch(() => undefined);
+        throw error;
+      } finally {
+        client.off('error', ignoreLostConnection);
+        // A client whose connection failed is destroyed rather than returned to the pool.
+        client.release(broken);
+      }
+    }),
+  );
 }

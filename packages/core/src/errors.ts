@@ -39,8 +39,7 @@ export class AppError extends Error {
   }
 }
 
-export const validationError = (field: string, message: string): AppError =>
-  new AppError('validation', `Invalid ${field}.`, { [field]: [message] });
+export const validationError = (field: string, message: string): AppError => new AppError('validation', `Invalid ${field}.`, { [field]: [message] });
 
 export interface Problem {
   type?: string;
@@ -91,5 +90,7 @@ export function isDatabaseUnavailable(error: unknown): boolean {
   if (typeof code === 'string' && (unavailableCodes.has(code) || code.startsWith('08'))) return true;
   // A server on a Unix socket that is down has no socket file to connect to.
   if (code === 'ENOENT' && syscall === 'connect') return true;
-  return /Connection terminated|connection timeout|Client has encountered a connection error|timeout exceeded when trying to connect|Query read timeout/i.test(error.message);
+  return /Connection terminated|connection timeout|Client has encountered a connection error|timeout exceeded when trying to connect|Query read timeout/i.test(
+    error.message,
+  );
 }

@@ -27,7 +27,11 @@ export const docsAssetCopyFiles = Object.keys(docsAssetTypes).map((file) => ({
 
 export const isDocsAsset = (name: string): name is DocsAsset => Object.hasOwn(docsAssetTypes, name);
 
-const exists = (path: string) => stat(path).then(() => true, () => false);
+const exists = (path: string) =>
+  stat(path).then(
+    () => true,
+    () => false,
+  );
 
 async function assetDir(): Promise<string | undefined> {
   const beside = process.env.LAMBDA_TASK_ROOT && join(process.env.LAMBDA_TASK_ROOT, docsAssetsBundleDir);

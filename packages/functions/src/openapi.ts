@@ -133,7 +133,9 @@ const grammar =
 
 function filterDescription(list: NonNullable<HttpRoute['list']>): string {
   const rows = Object.entries(list.fields).map(([name, spec]) => `| \`${name}\` | ${typeNames[spec.type]} | ${operatorsByType[spec.type]} |`);
-  const examples = filterExamples(list.fields).map((example) => `\`${example}\``).join(', ');
+  const examples = filterExamples(list.fields)
+    .map((example) => `\`${example}\``)
+    .join(', ');
   return [
     `Filter expression, at most ${limits.filterLength} characters (Gridify syntax). The fields of this endpoint:`,
     '',
@@ -161,7 +163,11 @@ function parameters(route: HttpRoute, schema: z.ZodMiniType | undefined, locatio
   const json = inputSchema(schema);
   return Object.entries(json.properties ?? {}).map(([name, property]) => {
     const description =
-      route.list && name === 'filter' ? filterDescription(route.list) : route.list && name === 'orderBy' ? orderByDescription(route.list) : property.description;
+      route.list && name === 'filter'
+        ? filterDescription(route.list)
+        : route.list && name === 'orderBy'
+          ? orderByDescription(route.list)
+          : property.description;
     return {
       name,
       in: location,
@@ -195,10 +201,16 @@ const problemMeanings: Record<number, string> = {
 const notIndexedYet = {
   meaning: `\`minBlock\` is not indexed yet: the index did not reach it within ${limits.minBlock.waitMs / 1000} s. \`minBlock\` and \`indexedBlock\` say where each stands; \`Retry-After\` says when to try again. Never cached.`,
   example: () =>
-    new AppError('notIndexedYet', 'minBlock 120 is not indexed yet on chain 8453: the index is at block 118 after 3000 ms. Try again after Retry-After.', undefined, undefined, {
-      minBlock: '8453:120',
-      indexedBlock: '8453:118',
-    }),
+    new AppError(
+      'notIndexedYet',
+      'minBlock 120 is not indexed yet on chain 8453: the index is at block 118 after 3000 ms. Try again after Retry-After.',
+      undefined,
+      undefined,
+      {
+        minBlock: '8453:120',
+        indexedBlock: '8453:118',
+      },
+    ),
 };
 
 function problemResponse(route: HttpRoute, status: number) {

@@ -151,9 +151,7 @@ export class Listener {
       store,
       connections,
       forgeConnections: options.forgeConnections ?? hubConnections(managementClient(managementEndpoint, fanOutConcurrency, 'forge')),
-      shards:
-        options.shards ??
-        (functionName ? functionShards(functionName) : inProcessShards({ store, connections, concurrency: fanOutConcurrency, log })),
+      shards: options.shards ?? (functionName ? functionShards(functionName) : inProcessShards({ store, connections, concurrency: fanOutConcurrency, log })),
       shardConcurrency: options.shardConcurrency ?? limits.hub.connectionShards,
       budget: options.budget ?? { postsPerSecond: config().FANOUT_POSTS_PER_SECOND, minIntervalMs: config().FANOUT_MIN_INTERVAL_MS },
       state: options.state ?? dynamoStateStore(),

@@ -36,7 +36,12 @@ export function dynamoStateStore(options: { client?: DynamoDBDocumentClient; tab
 }
 
 /** The state to lead with: the newest of the saved and the remembered one, unless both are too old to be worth catching up from. */
-export function resumeFrom(saved: DetectionState | undefined, remembered: DetectionState | undefined, now: number, maxAgeMs: number): DetectionState | undefined {
+export function resumeFrom(
+  saved: DetectionState | undefined,
+  remembered: DetectionState | undefined,
+  now: number,
+  maxAgeMs: number,
+): DetectionState | undefined {
   const newest = [saved, remembered].filter((state) => state !== undefined).sort((a, b) => b.readAt - a.readAt)[0];
   return newest && now - newest.readAt <= maxAgeMs ? newest : undefined;
 }

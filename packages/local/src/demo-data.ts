@@ -18,7 +18,17 @@ export const demoSizes = {
   /** What `npm start` serves: small enough to load in about a second. */
   demo: { editions: 40, nfts: 5_000, owners: 50, listings: 1_000, sales: 2_000, stakingPairs: 600, forgeRequests: 800, transfers: 2_000, referrers: 10 },
   /** What `npm run bench` measures against (docs/benchmarks.md). */
-  bench: { editions: 500, nfts: 1_000_000, owners: 10_000, listings: 200_000, sales: 1_000_000, stakingPairs: 100_000, forgeRequests: 200_000, transfers: 200_000, referrers: 1_000 },
+  bench: {
+    editions: 500,
+    nfts: 1_000_000,
+    owners: 10_000,
+    listings: 200_000,
+    sales: 1_000_000,
+    stakingPairs: 100_000,
+    forgeRequests: 200_000,
+    transfers: 200_000,
+    referrers: 1_000,
+  },
 } as const satisfies Record<string, DemoSize>;
 
 /**
@@ -37,8 +47,17 @@ const wei = (n: string) => `(${n} * 1000000000000000::numeric)`;
 const listingWithoutNft = 'i % 100 = 50';
 
 const indexerTables = [
-  'listings', 'nfts', 'editions', 'staking_pairs', 'forge_requests', 'sales',
-  'token_transfers', 'referral_registrations', 'referral_links', 'referral_bnb_accruals', 'referral_bnb_claims',
+  'listings',
+  'nfts',
+  'editions',
+  'staking_pairs',
+  'forge_requests',
+  'sales',
+  'token_transfers',
+  'referral_registrations',
+  'referral_links',
+  'referral_bnb_accruals',
+  'referral_bnb_claims',
 ];
 
 /**

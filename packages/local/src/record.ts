@@ -50,7 +50,8 @@ export async function findRunningStack(dataDir: string): Promise<StackRecord & {
       `no Hatchery is running with data dir ${dataDir}; start one with \`npm start\`, or set HATCHERY_DATA_DIR to the data dir of the one that runs`,
     );
   }
-  if (record.state !== 'ready' || !record.url) throw new StartupError(`the Hatchery on data dir ${dataDir} (pid ${record.pid}) is still starting; try again in a moment`);
+  if (record.state !== 'ready' || !record.url)
+    throw new StartupError(`the Hatchery on data dir ${dataDir} (pid ${record.pid}) is still starting; try again in a moment`);
   return { ...record, url: record.url };
 }
 

@@ -5,13 +5,21 @@ import { StartupError } from './record';
 /** `schema`, where an empty variable counts as unset, as in the service's configuration. */
 /* @__NO_SIDE_EFFECTS__ */
 function unsetWhenEmpty<T extends z.ZodMiniType>(schema: T) {
-  return z.pipe(z.transform((value: unknown) => (value === '' ? undefined : value)), schema);
+  return z.pipe(
+    z.transform((value: unknown) => (value === '' ? undefined : value)),
+    schema,
+  );
 }
 
 /** The variables only the local commands read (npm start, token, simulate); the service's own are in @hatchery/platform/config. */
 export const localSettingsSchema = z.object({
   PORT: unsetWhenEmpty(z._default(z.coerce.number().check(z.int(), z.gte(0), z.lte(65_535)), 3000)),
-  HATCHERY_DATA_DIR: unsetWhenEmpty(z.pipe(z._default(z.string(), '.hatchery'), z.transform((dir: string) => resolve(dir)))),
+  HATCHERY_DATA_DIR: unsetWhenEmpty(
+    z.pipe(
+      z._default(z.string(), '.hatchery'),
+      z.transform((dir: string) => resolve(dir)),
+    ),
+  ),
   /**
    * Whether `npm start` fills an absent indexer schema with demo data: `auto` does on the embedded database only, never on
    * the one DATABASE_URL names (a real indexer's, where tables of ours would stop Ponder from creating its own).

@@ -54,20 +54,18 @@ export function indexerActivity(pool: pg.Pool) {
 
     cancel: (cancel: { tokenId: string; block: string }) =>
       commit('listings', async (client) => {
-        await client.query(`UPDATE ${indexerTable('listings')} SET status = 'Cancelled', updated_at_block = $2::numeric WHERE token_id = $1::numeric AND status = 'Active'`, [
-          cancel.tokenId,
-          cancel.block,
-        ]);
+        await client.query(
+          `UPDATE ${indexerTable('listings')} SET status = 'Cancelled', updated_at_block = $2::numeric WHERE token_id = $1::numeric AND status = 'Active'`,
+          [cancel.tokenId, cancel.block],
+        );
       }),
 
     requestForge: (request: { requestId: string; buyer: string; tier: number; block: string }) =>
       commit('forge_requests', async (client) => {
-        await client.query(`INSERT INTO ${indexerTable('forge_requests')} (request_id, buyer, tier, status, block_number) VALUES ($1, $2, $3, 'Requested', $4)`, [
-          request.requestId,
-          request.buyer,
-          request.tier,
-          request.block,
-        ]);
+        await client.query(
+          `INSERT INTO ${indexerTable('forge_requests')} (request_id, buyer, tier, status, block_number) VALUES ($1, $2, $3, 'Requested', $4)`,
+          [request.requestId, request.buyer, request.tier, request.block],
+        );
       }),
 
     /** The random-number fulfilment of a request (created on the spot when it was never requested). */
@@ -120,9 +118,15 @@ async function simulate(): Promise<void> {
   const pool = new pg.Pool({ connectionString: await databaseUrl(), max: 2 });
   await createIndexerSchema(pool);
   const activity = indexerActivity(pool);
-  let block = await next(pool, `SELECT greatest((SELECT max(updated_at_block) FROM ${indexerTable('listings')}), (SELECT max(block_number) FROM ${indexerTable('forge_requests')}),
-    (SELECT max(fulfilled_at_block) FROM ${indexerTable('forge_requests')}), (SELECT max(block_number) FROM ${indexerTable('sales')}), 0)::text AS value`);
-  let tokenId = await next(pool, `SELECT greatest((SELECT max(token_id) FROM ${indexerTable('listings')}), (SELECT max(token_id) FROM ${indexerTable('nfts')}), 0)::text AS value`);
+  let block = await next(
+    pool,
+    `SELECT greatest((SELECT max(updated_at_block) FROM ${indexerTable('listings')}), (SELECT max(block_number) FROM ${indexerTable('forge_requests')}),
+    (SELECT max(fulfilled_at_block) FROM ${indexerTable('forge_requests')}), (SELECT max(block_number) FROM ${indexerTable('sales')}), 0)::text AS value`,
+  );
+  let tokenId = await next(
+    pool,
+    `SELECT greatest((SELECT max(token_id) FROM ${indexerTable('listings')}), (SELECT max(token_id) FROM ${indexerTable('nfts')}), 0)::text AS value`,
+  );
   let requestId = await next(pool, `SELECT coalesce(max(request_id), 0)::text AS value FROM ${indexerTable('forge_requests')}`);
   const open: bigint[] = [];
   const listed: bigint[] = [];
@@ -133,7 +137,7 @@ async function simulate(): Promise<void> {
     async () => {
       const id = tokenId++;
       listed.push(id);
-      await activity.list({ tokenId: String(id), seller, price: String(10n ** 17n * (id % 50n + 1n)), block: String(block) });
+      await activity.list({ tokenId: String(id), seller, price: String(10n ** 17n * ((id % 50n) + 1n)), block: String(block) });
       return `listed token ${id}  → marketChanged`;
     },
     async () => {

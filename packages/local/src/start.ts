@@ -39,7 +39,8 @@ async function describeIndexer(databaseUrl: string, demoData: boolean): Promise<
   await client.connect();
   try {
     const contents = await indexerContents(client);
-    if (!contents.present) return `schema ${indexerSchema()}: absent, until the indexer creates it${demoData ? '' : ' (HATCHERY_DEMO_DATA=true fills it with demo data)'}`;
+    if (!contents.present)
+      return `schema ${indexerSchema()}: absent, until the indexer creates it${demoData ? '' : ' (HATCHERY_DEMO_DATA=true fills it with demo data)'}`;
     const counts = `${contents.editions.toLocaleString('en')} editions, ${contents.listings.toLocaleString('en')} listings`;
     return `schema ${indexerSchema()}: ${contents.demo ? `demo data (${counts})` : counts}`;
   } finally {
@@ -129,7 +130,14 @@ async function main(): Promise<void> {
   // The banner is for people; JSON logs get the same facts as one line for machines.
   if (format === 'json') {
     logger().info(
-      { url: stack.url, docs: `${stack.url}/docs`, dataDir: settings.HATCHERY_DATA_DIR, readyInSeconds: Number(seconds.toFixed(2)), indexer, settings: offDefault },
+      {
+        url: stack.url,
+        docs: `${stack.url}/docs`,
+        dataDir: settings.HATCHERY_DATA_DIR,
+        readyInSeconds: Number(seconds.toFixed(2)),
+        indexer,
+        settings: offDefault,
+      },
       'Hatchery is running',
     );
   }

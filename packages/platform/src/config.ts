@@ -4,7 +4,12 @@ import * as z from './schema';
 
 const list = z.pipe(
   z._default(z.string(), ''),
-  z.transform((value: string) => value.split(',').map((item) => item.trim()).filter(Boolean)),
+  z.transform((value: string) =>
+    value
+      .split(',')
+      .map((item) => item.trim())
+      .filter(Boolean),
+  ),
 );
 
 /* @__NO_SIDE_EFFECTS__ */
@@ -24,7 +29,10 @@ export const configSchema = z.object({
     z.string().check(z.regex(/^[a-z_][a-z0-9_]{0,51}$/, 'a lowercase PostgreSQL name of at most 52 characters (letters, digits, _)')),
     'indexer',
   ),
-  DATABASE_SSL: z.pipe(z._default(z.enum(['true', 'false']), 'false'), z.transform((value: 'true' | 'false') => value === 'true')),
+  DATABASE_SSL: z.pipe(
+    z._default(z.enum(['true', 'false']), 'false'),
+    z.transform((value: 'true' | 'false') => value === 'true'),
+  ),
   DYNAMODB_ENDPOINT: z.optional(z.url()),
   DYNAMODB_TABLE: z._default(z.string().check(z.minLength(1)), 'hatchery'),
   AWS_REGION: z._default(z.string().check(z.minLength(1)), 'us-east-1'),

@@ -48,7 +48,12 @@ async function fetchJson(url: URL, init: RequestInit = {}): Promise<{ response: 
 
 function shapeProblems(schema: z.ZodMiniType, body: unknown): string | undefined {
   const parsed = schema.safeParse(body);
-  return parsed.success ? undefined : parsed.error.issues.slice(0, 3).map((issue) => `${issue.path.join('.') || '(body)'}: ${issue.message}`).join('; ');
+  return parsed.success
+    ? undefined
+    : parsed.error.issues
+        .slice(0, 3)
+        .map((issue) => `${issue.path.join('.') || '(body)'}: ${issue.message}`)
+        .join('; ');
 }
 
 /** A GET of every public JSON route of the route table, its answer checked against the route's response schema. */
@@ -96,7 +101,8 @@ function otherChecks(options: SmokeOptions): Check[] {
       name: 'GET /accounts/me without a token → 401',
       run: async () => {
         const { response } = await fetchJson(new URL('accounts/me', base));
-        if (response.status !== 401 || !response.headers.get('www-authenticate')?.startsWith('Bearer')) fail(`${response.status}, WWW-Authenticate ${response.headers.get('www-authenticate')}`);
+        if (response.status !== 401 || !response.headers.get('www-authenticate')?.startsWith('Bearer'))
+          fail(`${response.status}, WWW-Authenticate ${response.headers.get('www-authenticate')}`);
         return { detail: '401 Bearer' };
       },
     },
@@ -169,7 +175,12 @@ export async function runSmoke(options: SmokeOptions): Promise<CheckResult[]> {
       const { outcome = 'pass', detail } = await check.run();
       results.push({ name: check.name, outcome, ms: performance.now() - started, detail });
     } catch (error) {
-      results.push({ name: check.name, outcome: 'fail', ms: performance.now() - started, detail: error instanceof CheckFailed ? error.message : String(error) });
+      results.push({
+        name: check.name,
+        outcome: 'fail',
+        ms: performance.now() - started,
+        detail: error instanceof CheckFailed ? error.message : String(error),
+      });
     }
   }
   return results;
@@ -177,7 +188,9 @@ export async function runSmoke(options: SmokeOptions): Promise<CheckResult[]> {
 
 export function formatResults(results: readonly CheckResult[]): string {
   const width = Math.max(...results.map((result) => result.name.length));
-  const lines = results.map((result) => `${result.outcome.toUpperCase().padEnd(4)}  ${result.name.padEnd(width)}  ${result.ms.toFixed(0).padStart(6)} ms  ${result.detail}`);
+  const lines = results.map(
+    (result) => `${result.outcome.toUpperCase().padEnd(4)}  ${result.name.padEnd(width)}  ${result.ms.toFixed(0).padStart(6)} ms  ${result.detail}`,
+  );
   const failed = results.filter((result) => result.outcome === 'fail').length;
   return [...lines, '', failed ? `${failed} of ${results.length} checks failed` : `all ${results.length} checks passed`].join('\n');
 }

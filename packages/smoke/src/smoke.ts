@@ -8,7 +8,9 @@ import { parseArgs } from 'node:util';
 import { defaultAddress, formatResults, runSmoke } from './checks';
 
 function usage(message: string): never {
-  console.error(`${message}\nusage: npm run smoke -- <base url> [--origin <origin>] [--token <token>] [--address <wallet>] [--event-timeout <seconds>] [--require-event]`);
+  console.error(
+    `${message}\nusage: npm run smoke -- <base url> [--origin <origin>] [--token <token>] [--address <wallet>] [--event-timeout <seconds>] [--require-event]`,
+  );
   process.exit(2);
 }
 

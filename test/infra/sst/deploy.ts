@@ -99,7 +99,10 @@ function injectGlobals(globals: string): Plugin {
 
 async function bundle(code: string, define: Record<string, string>, outfile: string): Promise<void> {
   const lock = JSON.parse(readFileSync(join(repositoryRoot, '.sst', 'provider-lock.json'), 'utf8')) as { alias: string; package: string }[];
-  const globals = [...lock.map((entry) => `import * as ${entry.alias} from "${entry.package}";`), `import * as sst from "${join(platformDir, 'src/components')}";`].join('\n');
+  const globals = [
+    ...lock.map((entry) => `import * as ${entry.alias} from "${entry.package}";`),
+    `import * as sst from "${join(platformDir, 'src/components')}";`,
+  ].join('\n');
   await build({
     stdin: { contents: code, resolveDir: repositoryRoot, sourcefile: 'eval.ts', loader: 'ts' },
     outfile,
@@ -147,7 +150,10 @@ function startCli(work: string, artifacts: string, builds: DeployResult['builds'
       const { method, params } = JSON.parse(body) as { method: string; params: unknown[] };
       const handler = methods[method];
       const reply = handler
-        ? await Promise.resolve(handler(params[0] as never)).then((result) => ({ result }), (error: Error) => ({ error: error.message }))
+        ? await Promise.resolve(handler(params[0] as never)).then(
+            (result) => ({ result }),
+            (error: Error) => ({ error: error.message }),
+          )
         : { error: `rpc: can't find method ${method}` };
       // The components' client keeps sockets alive (Node's default agent); a build can outlast the server's idle
       // timeout, and a reused socket the server has just closed is an ECONNRESET. One request per connection.
@@ -158,7 +164,8 @@ function startCli(work: string, artifacts: string, builds: DeployResult['builds'
 }
 
 /** A registered resource's URN, which the engine (here the mocks' monitor) assigned. */
-const urnOf = (resource: { urn: unknown }) => new Promise<string>((resolve) => (resource.urn as { apply(callback: (urn: string) => void): unknown }).apply(resolve));
+const urnOf = (resource: { urn: unknown }) =>
+  new Promise<string>((resolve) => (resource.urn as { apply(callback: (urn: string) => void): unknown }).apply(resolve));
 
 const progress: string[] = [];
 /** A failed apply (a build error, a thrown VisibleError) surfaces only as an unhandled rejection, and the stack then never settles. */
@@ -178,7 +185,12 @@ export async function deploy(request: DeployRequest): Promise<DeployResult> {
   const resources: RecordedResource[] = [];
   const outfile = join(platformDir, `sst.config.${process.pid}.${Date.now()}.mjs`);
   try {
-    const $cli = { command: 'deploy', dev: false, paths: { home: join(work, 'home'), root: repositoryRoot, work, platform: platformDir }, state: { version: {} } };
+    const $cli = {
+      command: 'deploy',
+      dev: false,
+      paths: { home: join(work, 'home'), root: repositoryRoot, work, platform: platformDir },
+      state: { version: {} },
+    };
     await bundle(
       `import { run } from "${join(platformDir, 'src/auto/run.ts')}";
        import mod from "${join(repositoryRoot, request.config ?? 'sst.config.ts')}";
@@ -200,7 +212,16 @@ export async function deploy(request: DeployRequest): Promise<DeployResult> {
           const state = mockResource(args.type, args.name, inputs);
           const recorded = resources.find((resource) => resource.type === args.type && resource.name === args.name);
           if (recorded) Object.assign(recorded, { id: state.id, inputs: args.inputs, state: state.state, custom: args.custom ?? true });
-          else resources.push({ type: args.type, name: args.name, id: state.id, custom: args.custom ?? true, inputs: args.inputs, state: state.state, dependsOn: [] });
+          else
+            resources.push({
+              type: args.type,
+              name: args.name,
+              id: state.id,
+              custom: args.custom ?? true,
+              inputs: args.inputs,
+              state: state.state,
+              dependsOn: [],
+            });
           return state;
         },
         call: (args) => mockCall(args.token, args.inputs as Record<string, unknown>),
@@ -212,7 +233,15 @@ export async function deploy(request: DeployRequest): Promise<DeployResult> {
     const failed = new Promise<never>((_resolve, reject) => (onFailure = (reason) => reject(new Error(reason))));
     const stack = pulumi.runtime.runInPulumiStack(async () => {
       pulumi.runtime.registerStackTransformation((args) => {
-        const entry: RecordedResource = { type: args.type, name: args.name, custom: true, inputs: {}, state: {}, dependsOn: [], parent: (args.opts.parent as { __name?: string } | undefined)?.__name };
+        const entry: RecordedResource = {
+          type: args.type,
+          name: args.name,
+          custom: true,
+          inputs: {},
+          state: {},
+          dependsOn: [],
+          parent: (args.opts.parent as { __name?: string } | undefined)?.__name,
+        };
         const existing = resources.find((resource) => resource.type === args.type && resource.name === args.name);
         const target = existing ?? entry;
         if (!existing) resources.push(entry);
@@ -228,7 +257,8 @@ export async function deploy(request: DeployRequest): Promise<DeployResult> {
               pendingDependencies.push(
                 new Promise((resolve) =>
                   (pulumi.output as (value: unknown) => { apply(callback: (value: unknown) => void): unknown })(item).apply((value: unknown) => {
-                    for (const resource of Array.isArray(value) ? value : [value]) if (pulumi.Resource.isInstance(resource)) target.dependsOn.push((resource as unknown as { __name: string }).__name);
+                    for (const resource of Array.isArray(value) ? value : [value])
+                      if (pulumi.Resource.isInstance(resource)) target.dependsOn.push((resource as unknown as { __name: string }).__name);
                     resolve(undefined);
                   }),
                 ),
@@ -246,7 +276,8 @@ export async function deploy(request: DeployRequest): Promise<DeployResult> {
     step('stack outputs');
     await Promise.race([Promise.all(pendingDependencies), failed]);
     step('dependencies');
-    for (const [resource, options] of optionsOf) Object.assign(resource, { retainOnDelete: options.retainOnDelete ?? false, protect: options.protect ?? false });
+    for (const [resource, options] of optionsOf)
+      Object.assign(resource, { retainOnDelete: options.retainOnDelete ?? false, protect: options.protect ?? false });
     // Internal to Pulumi, and what its own `disconnect` waits on: every resource registration settled.
     await Promise.race([(pulumi.runtime as unknown as { waitForRPCs(): Promise<void> }).waitForRPCs(), failed]);
     await Promise.race([Promise.all(optionsOf.map(([resource, , created]) => urnOf(created).then((urn) => (resource.urn = urn)))), failed]);
@@ -263,13 +294,19 @@ if (import.meta.url === pathToFileURL(process.argv[1]!).href) {
   const [requestFile, resultFile] = process.argv.slice(2) as [string, string];
   const request = JSON.parse(readFileSync(requestFile, 'utf8')) as DeployRequest;
 
-  const watchdog = setTimeout(() => {
-    process.stderr.write(`deploy did not finish; stages: ${progress.join(' > ')}\n`);
+  const watchdog = setTimeout(
+    () => {
+      process.stderr.write(`deploy did not finish; stages: ${progress.join(' > ')}\n`);
 
-    process.exit(3);
-  }, Number(process.env.DEPLOY_TIMEOUT_MS ?? 400_000));
+      process.exit(3);
+    },
+    Number(process.env.DEPLOY_TIMEOUT_MS ?? 400_000),
+  );
   const result = await deploy(request);
   clearTimeout(watchdog);
-  writeFileSync(resultFile, JSON.stringify(result, (_key, value: unknown) => (typeof value === 'bigint' ? value.toString() : value)));
+  writeFileSync(
+    resultFile,
+    JSON.stringify(result, (_key, value: unknown) => (typeof value === 'bigint' ? value.toString() : value)),
+  );
   process.exit(0);
 }

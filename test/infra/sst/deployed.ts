@@ -45,7 +45,15 @@ export const state = <T = Record<string, unknown>>(resource: RecordedResource): 
 export interface DeployedFunction {
   /** The sst.aws.Function's name, which the CLI's build knows it by. */
   id: string;
-  lambda: Record<string, unknown> & { name: string; description?: string; runtime: string; architectures: string[]; memorySize: number; timeout: number; handler: string };
+  lambda: Record<string, unknown> & {
+    name: string;
+    description?: string;
+    runtime: string;
+    architectures: string[];
+    memorySize: number;
+    timeout: number;
+    handler: string;
+  };
   arn: string;
   /** What API Gateway's WebSocket integrations name it by. */
   invokeArn: string;
@@ -82,10 +90,15 @@ export function deployedFunctions(result: DeployResult): DeployedFunction[] {
 }
 
 /** The function behind each route of an API Gateway API (HTTP or WebSocket), by route key. */
-export function routesOf(result: DeployResult, api: RecordedResource): Map<string, { route: Record<string, unknown>; integration: Record<string, unknown>; fn: DeployedFunction }> {
+export function routesOf(
+  result: DeployResult,
+  api: RecordedResource,
+): Map<string, { route: Record<string, unknown>; integration: Record<string, unknown>; fn: DeployedFunction }> {
   const apiId = api.id;
   const functions = new Map(deployedFunctions(result).flatMap((fn) => [[fn.arn, fn] as const, [fn.invokeArn, fn] as const]));
-  const integrations = new Map(ofType(result, 'aws:apigatewayv2/integration:Integration').map((integration) => [integrationId(integration), inputs<Record<string, unknown>>(integration)]));
+  const integrations = new Map(
+    ofType(result, 'aws:apigatewayv2/integration:Integration').map((integration) => [integrationId(integration), inputs<Record<string, unknown>>(integration)]),
+  );
   const routes = new Map<string, { route: Record<string, unknown>; integration: Record<string, unknown>; fn: DeployedFunction }>();
   for (const route of ofType(result, 'aws:apigatewayv2/route:Route').map((each) => inputs<Record<string, unknown>>(each))) {
     if (route.apiId !== apiId) continue;

@@ -73,7 +73,12 @@ export function mockResource(type: string, name: string, inputs: Record<string, 
     case 'random:index/randomPassword:RandomPassword':
     case 'random:index/randomString:RandomString':
       // As long as asked, letters and digits (what `special: false` gives).
-      state.result = createHash('sha512').update(`secret:${name}`).digest('base64').replace(/[^A-Za-z0-9]/g, '').padEnd(128, 'x').slice(0, Number(inputs.length ?? 20));
+      state.result = createHash('sha512')
+        .update(`secret:${name}`)
+        .digest('base64')
+        .replace(/[^A-Za-z0-9]/g, '')
+        .padEnd(128, 'x')
+        .slice(0, Number(inputs.length ?? 20));
       break;
     case 'random:index/randomBytes:RandomBytes': {
       const bytes = Buffer.alloc(Number(inputs.length ?? 32), shortId(name));
@@ -82,7 +87,10 @@ export function mockResource(type: string, name: string, inputs: Record<string, 
       break;
     }
     case 'random:index/randomId:RandomId': {
-      const bytes = createHash('sha256').update(name).digest().subarray(0, Number(inputs.byteLength ?? 8));
+      const bytes = createHash('sha256')
+        .update(name)
+        .digest()
+        .subarray(0, Number(inputs.byteLength ?? 8));
       state.hex = bytes.toString('hex');
       state.b64Url = bytes.toString('base64url');
       state.dec = BigInt(`0x${state.hex as string}`).toString();

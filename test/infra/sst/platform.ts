@@ -58,7 +58,9 @@ export async function appConfig(stage: string): Promise<{ name: string; provider
   });
   (globalThis as Record<string, unknown>).__sstConfig = (config: unknown) => config;
   try {
-    const { default: config } = (await import(pathToFileURL(outfile).href)) as { default: { app(input: { stage: string }): Promise<Record<string, unknown>> | Record<string, unknown> } };
+    const { default: config } = (await import(pathToFileURL(outfile).href)) as {
+      default: { app(input: { stage: string }): Promise<Record<string, unknown>> | Record<string, unknown> };
+    };
     return { removal: 'retain', protect: false, providers: {}, ...(await config.app({ stage })), stage } as unknown as Awaited<ReturnType<typeof appConfig>>;
   } finally {
     rmSync(outfile, { force: true });

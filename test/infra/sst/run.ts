@@ -23,7 +23,8 @@ export async function runDeploy(request: DeployRequest): Promise<DeployResult> {
       timeout: 450_000,
       maxBuffer: 16 * 1024 * 1024,
     }).catch((error: Error & { stderr?: string }) => error);
-    if (!existsSync(join(dir, 'result.json'))) throw new Error(`the deploy process wrote no result: ${exited instanceof Error ? `${exited.message}\n${exited.stderr ?? ''}` : ''}`);
+    if (!existsSync(join(dir, 'result.json')))
+      throw new Error(`the deploy process wrote no result: ${exited instanceof Error ? `${exited.message}\n${exited.stderr ?? ''}` : ''}`);
     return JSON.parse(readFileSync(join(dir, 'result.json'), 'utf8')) as DeployResult;
   } finally {
     rmSync(dir, { recursive: true, force: true });

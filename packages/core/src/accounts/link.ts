@@ -34,7 +34,8 @@ export async function linkWallet(accountId: string, body: LinkWalletBody, now = 
     if (!challenge) throw refuse('noChallenge', new AppError('gone', 'There is no live challenge for this account; request a new nonce.'));
     const signer = await recoverSigner(challenge.message, body.signature);
     if (signer === undefined) throw refuse('badSignature', validationError('signature', 'no signer can be recovered from this signature'));
-    if (signer !== body.address.toLowerCase()) throw refuse('addressMismatch', validationError('address', 'is not the address that signed the current challenge'));
+    if (signer !== body.address.toLowerCase())
+      throw refuse('addressMismatch', validationError('address', 'is not the address that signed the current challenge'));
     if (!patterns.address.test(signer)) throw refuse('badSignature', validationError('address', 'the recovered address is not an EVM address'));
     await client.query('DELETE FROM hatchery.wallet_challenges WHERE account_id = $1', [accountId]);
     try {

@@ -42,9 +42,15 @@ export function parseMinBlock(text: string | undefined): MinBlock | undefined {
 /** The chain a minBlock names, or the only one indexed; a 422 naming minBlock otherwise. */
 function chainOf(target: MinBlock, freshness: Freshness): ChainFreshness {
   if (freshness === 'unknown') {
-    throw new AppError('notIndexedYet', 'minBlock cannot be checked: the indexer keeps no Ponder checkpoint (yet), so how far it has got is unknown.', undefined, {
-      'retry-after': String(limits.minBlock.retryAfterSeconds),
-    }, { indexedBlock: 'unknown' });
+    throw new AppError(
+      'notIndexedYet',
+      'minBlock cannot be checked: the indexer keeps no Ponder checkpoint (yet), so how far it has got is unknown.',
+      undefined,
+      {
+        'retry-after': String(limits.minBlock.retryAfterSeconds),
+      },
+      { indexedBlock: 'unknown' },
+    );
   }
   const { chains } = freshness;
   if (target.chainId === undefined) {
@@ -71,7 +77,10 @@ export interface MinBlockWait {
  * any plausible head, or on no indexed chain, is a 422. No database
  * connection is held between polls.
  */
-export async function awaitMinBlock(target: MinBlock, { read, waitMs = limits.minBlock.waitMs, pollMs = limits.minBlock.pollMs, clock = Date.now }: MinBlockWait): Promise<Freshness> {
+export async function awaitMinBlock(
+  target: MinBlock,
+  { read, waitMs = limits.minBlock.waitMs, pollMs = limits.minBlock.pollMs, clock = Date.now }: MinBlockWait,
+): Promise<Freshness> {
   const deadline = clock() + waitMs;
   for (;;) {
     const freshness = await read();

@@ -48,7 +48,4 @@ export const nftsSource = {
 } satisfies ListSource;
 
 /** The owner match (docs/http-api.md) is case-insensitive, staked NFTs are included, burned ones never. */
-export const ownedNfts = (owner: string) => (params: Params) => [
-  `n.owner = ${params.add(indexerAddress(owner))}`,
-  'NOT n.burned',
-];
+export const ownedNfts = (owner: string) => (params: Params) => [`n.owner = ${params.add(indexerAddress(owner))}`, 'NOT n.burned'];

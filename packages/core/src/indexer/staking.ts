@@ -38,7 +38,4 @@ export const stakingSource = {
   order: { defaultOrder: [{ field: 'stakedAt', direction: 'desc' }], tieBreaker: { sql: 'pair_id', direction: 'desc', type: 'bigint' } },
 } satisfies ListSource;
 
-export const stakedBy = (staker: string) => (params: Params) => [
-  `staker = ${params.add(indexerAddress(staker))}`,
-  `status = ${params.add(stakedPairStatus)}`,
-];
+export const stakedBy = (staker: string) => (params: Params) => [`staker = ${params.add(indexerAddress(staker))}`, `status = ${params.add(stakedPairStatus)}`];

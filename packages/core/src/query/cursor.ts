@@ -49,7 +49,8 @@ export function decodeCursor(cursor: string, binding: string, terms: readonly Or
   } catch {
     throw refused(notOurs);
   }
-  if (!Array.isArray(decoded) || decoded.length !== terms.length + 1 || !decoded.every((part): part is string => typeof part === 'string')) throw refused(notOurs);
+  if (!Array.isArray(decoded) || decoded.length !== terms.length + 1 || !decoded.every((part): part is string => typeof part === 'string'))
+    throw refused(notOurs);
   const [bound, ...keys] = decoded;
   if (bound !== binding) throw refused('belongs to another list, filter or order: a cursor continues the walk it came from');
   keys.forEach((key, index) => {

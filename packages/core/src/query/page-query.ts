@@ -37,7 +37,7 @@ export const pageQuerySchema = z.object({
   orderBy: boundedText(limits.orderByLength, 'Sort expression (Gridify syntax); blank is the default order.'),
   after: boundedText(
     limits.cursorLength,
-    "The nextCursor of the page before: the rows strictly after it, in the same order, whatever was indexed meanwhile. Only with the same filter and orderBy, and page 1; blank is none.",
+    'The nextCursor of the page before: the rows strictly after it, in the same order, whatever was indexed meanwhile. Only with the same filter and orderBy, and page 1; blank is none.',
   ),
   // Shared caches key a page by its whole URL and answer from it whatever the request's Cache-Control says.
   v: boundedText(

@@ -113,7 +113,12 @@ export function connectionStore(options: { client?: DynamoDBDocumentClient; tabl
     KeyConditionExpression: '#pk = :pk',
     FilterExpression: ready ? '#expiresAt > :now AND attribute_not_exists(#awaiting)' : '#expiresAt > :now',
     ProjectionExpression: '#sk',
-    ExpressionAttributeNames: { '#pk': names['#pk'], '#sk': names['#sk'], '#expiresAt': names['#expiresAt'], ...(ready && { '#awaiting': names['#awaiting'] }) },
+    ExpressionAttributeNames: {
+      '#pk': names['#pk'],
+      '#sk': names['#sk'],
+      '#expiresAt': names['#expiresAt'],
+      ...(ready && { '#awaiting': names['#awaiting'] }),
+    },
     ExpressionAttributeValues: { ':pk': pk, ':now': epochSeconds(now()) },
   });
   const sortKeys = (items: Array<Record<string, unknown>> | undefined) => (items ?? []).map((item) => item.sk as string);

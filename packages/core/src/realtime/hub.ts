@@ -60,7 +60,8 @@ async function invoke(record: Extract<HubRecord, { kind: 'invocation' }>, groups
 }
 
 function handshake(record: Extract<HubRecord, { kind: 'handshake' }>): FrameOutcome {
-  if (record.protocol !== hubProtocol.name) return { replies: [messages.handshakeRefused(hubErrors.protocol(record.protocol))], close: true, handshaken: false };
+  if (record.protocol !== hubProtocol.name)
+    return { replies: [messages.handshakeRefused(hubErrors.protocol(record.protocol))], close: true, handshaken: false };
   if (record.version !== hubProtocol.version) {
     return { replies: [messages.handshakeRefused(hubErrors.version(record.protocol, record.version))], close: true, handshaken: false };
   }

@@ -54,7 +54,13 @@ export function httpHandler<R extends HttpRoute, T>(
     .use(output.release)
     .use(publishMetrics())
     .use(requestMetrics<HttpEvent, HttpResult, HttpContext>(`${route.method} ${route.path}`))
-    .use(requestLogger<HttpEvent, HttpResult, HttpContext>({ message: 'request', level: 'info', fields: (event) => ({ requestId: event.requestContext?.requestId, route: event.routeKey }) }))
+    .use(
+      requestLogger<HttpEvent, HttpResult, HttpContext>({
+        message: 'request',
+        level: 'info',
+        fields: (event) => ({ requestId: event.requestContext?.requestId, route: event.routeKey }),
+      }),
+    )
     .use(output.hold)
     .use(addSecurityHeaders<HttpEvent, HttpResult, HttpContext>())
     .use(cors())

@@ -26,7 +26,7 @@ export function matchesIfNoneMatch(header: string | undefined, etag: string): bo
 export const httpCaching = (route: Pick<HttpRoute, 'method' | 'auth' | 'cacheControl'>): HttpMiddleware => ({
   after: (request) => {
     const response = request.response;
-    if (!response || response.statusCode !== 200) return;
+    if (response?.statusCode !== 200) return;
     if (route.cacheControl !== undefined) {
       response.headers = { ...response.headers, 'cache-control': route.cacheControl };
       return;

@@ -30,7 +30,9 @@ export function responseFigures(statusCode: number): Record<'Responses4xx' | 'Re
  * route, under the dimension sets [service, route] and [service] (the
  * alarms watch the latter). `route` is the route table's key, so it is bounded.
  */
-export function requestMetrics<TEvent, TResult extends WithStatus, TContext extends Context>(route: string): middy.MiddlewareObj<TEvent, TResult, Error, TContext> {
+export function requestMetrics<TEvent, TResult extends WithStatus, TContext extends Context>(
+  route: string,
+): middy.MiddlewareObj<TEvent, TResult, Error, TContext> {
   const started = new WeakMap<object, number>();
   const finish = (request: middy.Request<TEvent, TResult, Error, TContext>) => {
     const database = takeDatabaseUse();
@@ -57,10 +59,16 @@ export function requestMetrics<TEvent, TResult extends WithStatus, TContext exte
 }
 
 /** One count per WebSocket event of the hub, by its route. */
-export function hubMetrics<TEvent extends { requestContext: { routeKey: string } }, TResult extends WithStatus, TContext extends Context>(): middy.MiddlewareObj<TEvent, TResult, Error, TContext> {
+export function hubMetrics<
+  TEvent extends { requestContext: { routeKey: string } },
+  TResult extends WithStatus,
+  TContext extends Context,
+>(): middy.MiddlewareObj<TEvent, TResult, Error, TContext> {
   const count = (request: middy.Request<TEvent, TResult, Error, TContext>) => {
     const ok = (request.response?.statusCode ?? 500) < 400;
-    const metric = ({ $connect: ok ? 'HubConnects' : 'HubConnectsRefused', $disconnect: 'HubDisconnects' } as const)[request.event.requestContext.routeKey as '$connect'] ?? 'HubMessages';
+    const metric =
+      ({ $connect: ok ? 'HubConnects' : 'HubConnectsRefused', $disconnect: 'HubDisconnects' } as const)[request.event.requestContext.routeKey as '$connect'] ??
+      'HubMessages';
     addMetric(metric);
   };
   return { after: count, onError: count };

@@ -103,4 +103,12 @@ export const getSummary = {
 } as const satisfies HttpRoute;
 
 /** The public read endpoints over the indexer schema, other than /editions (issue: indexed data). */
-export const indexedRoutes = { listAccountNfts, listListings, listAccountStaking, listAccountForgeRequests, getAccountReferral, listSales, getSummary } as const satisfies Record<string, HttpRoute>;
+export const indexedRoutes = {
+  listAccountNfts,
+  listListings,
+  listAccountStaking,
+  listAccountForgeRequests,
+  getAccountReferral,
+  listSales,
+  getSummary,
+} as const satisfies Record<string, HttpRoute>;

@@ -4,7 +4,6 @@ import { AppError } from '@hatchery/core/errors';
 import { cameThroughRouter, originVerifyHeader } from '@hatchery/core/origin-verify';
 import { connectionStore } from '@hatchery/core/realtime/connections';
 import { connectionTokenPattern } from '@hatchery/core/realtime/protocol';
-import type { WsEvent } from '../routes/realtime';
 import { header, wsHandler } from './handler';
 
 const store = connectionStore();

@@ -35,7 +35,8 @@ const text = (event: WsEvent) => (event.isBase64Encoded ? Buffer.from(event.body
 export const handler = wsHandler(async (event, context) => {
   const { connectionId } = event.requestContext;
   const outcome = repliesAsPosts(await handleMessage(text(event), groupsOf(connectionId), context.log), limits.hub.managementPayloadBytes);
-  if (!outcome.handshaken && !outcome.close && outcome.replies.length <= 1) return { statusCode: 200, ...(outcome.replies[0] !== undefined && { body: outcome.replies[0] }) };
+  if (!outcome.handshaken && !outcome.close && outcome.replies.length <= 1)
+    return { statusCode: 200, ...(outcome.replies[0] !== undefined && { body: outcome.replies[0] }) };
   const connections = hubConnections(managementClient(managementEndpoint(event.requestContext)));
   for (const post of outcome.replies) {
     if ((await connections.post(connectionId, post)) === 'gone') return { statusCode: 200 };

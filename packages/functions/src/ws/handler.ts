@@ -10,22 +10,24 @@ export type WsContext = LoggedContext;
 
 /** The Middy chain of the WebSocket API's three routes. */
 export function wsHandler(run: (event: WsEvent, context: WsContext) => Promise<WsResult>) {
-  return middy<WsEvent, WsResult, Error, WsContext>()
-    .use(injectLogContext())
-    .use(traceInvocation<WsEvent, WsResult, WsContext>())
-    .use(publishMetrics())
-    .use(hubMetrics<WsEvent, WsResult, WsContext>())
-    .use(
-      requestLogger<WsEvent, WsResult, WsContext>({
-        message: 'websocket event',
-        level: 'debug',
-        fields: ({ requestContext: { requestId, routeKey, connectionId } }) => ({ requestId, route: routeKey, connectionId }),
-      }),
-    )
-    .use(addSecurityHeaders<WsEvent, WsResult, WsContext>())
-    // A failure is answered with its problem status (refusing a $connect), never thrown back at API Gateway.
-    .use(problemDetails<WsEvent, WsResult, WsContext>((event) => event.requestContext.routeKey))
-    .handler(run);
+  return (
+    middy<WsEvent, WsResult, Error, WsContext>()
+      .use(injectLogContext())
+      .use(traceInvocation<WsEvent, WsResult, WsContext>())
+      .use(publishMetrics())
+      .use(hubMetrics<WsEvent, WsResult, WsContext>())
+      .use(
+        requestLogger<WsEvent, WsResult, WsContext>({
+          message: 'websocket event',
+          level: 'debug',
+          fields: ({ requestContext: { requestId, routeKey, connectionId } }) => ({ requestId, route: routeKey, connectionId }),
+        }),
+      )
+      .use(addSecurityHeaders<WsEvent, WsResult, WsContext>())
+      // A failure is answered with its problem status (refusing a $connect), never thrown back at API Gateway.
+      .use(problemDetails<WsEvent, WsResult, WsContext>((event) => event.requestContext.routeKey))
+      .handler(run)
+  );
 }
 
 /** Header lookup as API Gateway passes them on $connect: with the client's own capitalisation. */

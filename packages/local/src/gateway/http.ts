@@ -34,7 +34,10 @@ export function toEventV2(request: IncomingMessage, url: URL, matched: MatchedRo
   const repeated = new Map<string, string>();
   for (const [key, value] of url.searchParams) repeated.set(key, repeated.has(key) ? `${repeated.get(key)},${value}` : value);
   const query: Record<string, string> = Object.fromEntries(repeated);
-  const cookies = request.headers.cookie?.split(';').map((cookie) => cookie.trim()).filter(Boolean);
+  const cookies = request.headers.cookie
+    ?.split(';')
+    .map((cookie) => cookie.trim())
+    .filter(Boolean);
   const textual = textualContent.test(headers['content-type'] ?? 'application/json');
   const now = new Date();
   const sourceIp = request.socket.remoteAddress?.replace(/^::ffff:/, '') ?? '127.0.0.1';

@@ -11,11 +11,18 @@ export interface WorkerRequest {
 }
 
 /** A worker's answer to its one invocation, its first message once it can take one, or an EMF document a handler published. */
-export type WorkerReply = { ok: true; result: unknown } | { ok: false; error: { name: string; message: string } } | { ready: true } | { emf: Parameters<EmfSink>[0] };
+export type WorkerReply =
+  | { ok: true; result: unknown }
+  | { ok: false; error: { name: string; message: string } }
+  | { ready: true }
+  | { emf: Parameters<EmfSink>[0] };
 
 /** A failed invocation, as Lambda reports it: the handler's error name and message. */
 export class FunctionError extends Error {
-  constructor(readonly errorType: string, message: string) {
+  constructor(
+    readonly errorType: string,
+    message: string,
+  ) {
     super(message);
     this.name = 'FunctionError';
   }

@@ -43,9 +43,7 @@ export const dynamoCallers = {
 export type DynamoCaller = keyof typeof dynamoCallers;
 
 /** A document client (items as plain values) for one caller's calls; `handler` lets clients share one socket pool. */
-export function dynamoClient(
-  options: { endpoint?: string; region?: string; caller?: DynamoCaller; handler?: NodeHttpHandler } = {},
-): DynamoDBDocumentClient {
+export function dynamoClient(options: { endpoint?: string; region?: string; caller?: DynamoCaller; handler?: NodeHttpHandler } = {}): DynamoDBDocumentClient {
   const { maxAttempts, baseDelayMs, requestTimeoutMs } = dynamoSettings;
   const client = new DynamoDBClient({
     region: options.region ?? config().AWS_REGION,

@@ -105,7 +105,13 @@ function serialize(attributes: LogAttributes, replacer: (key: string, value: unk
   try {
     return JSON.stringify(attributes, replacer);
   } catch (error) {
-    return JSON.stringify({ level: attributes.level, message: attributes.message, timestamp: attributes.timestamp, service: attributes.service, unserializable: String(error) });
+    return JSON.stringify({
+      level: attributes.level,
+      message: attributes.message,
+      timestamp: attributes.timestamp,
+      service: attributes.service,
+      unserializable: String(error),
+    });
   }
 }
 

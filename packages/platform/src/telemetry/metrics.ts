@@ -39,7 +39,10 @@ export const metricCatalog = {
   ListenerReads: { unit: 'Count', help: 'Reads, of the forge requests or of the listings, each counted: what a notification names, or both on the poll.' },
   ListenerReadTime: { unit: 'Milliseconds', help: 'One read, its fan-outs included.' },
   ListenerHeartbeat: { unit: 'Count', help: '1 per read completed by the leading listener: missing means no one is detecting events.' },
-  ListenerLag: { unit: 'Milliseconds', help: 'From the first notification a read answers to the end of that read (its fulfilments posted, or its marketChanged handed to the broadcast).' },
+  ListenerLag: {
+    unit: 'Milliseconds',
+    help: 'From the first notification a read answers to the end of that read (its fulfilments posted, or its marketChanged handed to the broadcast).',
+  },
   IndexerLag: {
     unit: 'Seconds',
     help: "From the time of the last block the indexer indexed to now, the largest over its chains (Ponder's checkpoint), read by the leading listener every poll; absent when unknown.",

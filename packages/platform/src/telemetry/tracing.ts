@@ -69,7 +69,11 @@ const seconds = (epochMs: number) => epochMs / 1000;
 
 /** The daemon's UDP address from AWS_XRAY_DAEMON_ADDRESS: `host:port`, or `tcp:host:port udp:host:port`. */
 export function daemonAddress(value = process.env.AWS_XRAY_DAEMON_ADDRESS ?? '127.0.0.1:2000'): { host: string; port: number } {
-  const udp = value.split(/\s+/).find((part) => part.startsWith('udp:'))?.slice(4) ?? value;
+  const udp =
+    value
+      .split(/\s+/)
+      .find((part) => part.startsWith('udp:'))
+      ?.slice(4) ?? value;
   const colon = udp.lastIndexOf(':');
   return { host: udp.slice(0, colon), port: Number(udp.slice(colon + 1)) };
 }
@@ -87,7 +91,11 @@ function send(document: SubsegmentDocument): void {
     const { host, port } = daemonAddress();
     // Loaded at the first send, not with the bundle: an invocation X-Ray does not sample never needs it.
     // Unreferenced, so that an open socket never keeps a process alive.
-    socket ??= process.getBuiltinModule('node:dgram').createSocket('udp4').unref().on('error', () => undefined);
+    socket ??= process
+      .getBuiltinModule('node:dgram')
+      .createSocket('udp4')
+      .unref()
+      .on('error', () => undefined);
     socket.send(`{"format":"json","version":1}\n${JSON.stringify(document)}`, port, host, () => undefined);
   } catch {
     // Dropped, as the X-Ray SDK drops a segment it cannot send.
@@ -146,7 +154,10 @@ export function outcomeOf(failure: unknown): Pick<Subsegment, 'error' | 'throttl
 
 /** The invocation's trace header (Root, Parent, Sampled): from Lambda's invoke store when invocations run concurrently, else from the variable Lambda sets per invocation. */
 function traceHeader(): Record<string, string> {
-  const header = (globalThis as { awslambda?: { InvokeStore?: { getXRayTraceId(): string | undefined } } }).awslambda?.InvokeStore?.getXRayTraceId() ?? process.env._X_AMZN_TRACE_ID ?? '';
+  const header =
+    (globalThis as { awslambda?: { InvokeStore?: { getXRayTraceId(): string | undefined } } }).awslambda?.InvokeStore?.getXRayTraceId() ??
+    process.env._X_AMZN_TRACE_ID ??
+    '';
   // Most invocations are not sampled: they need no parsing.
   if (!header.includes('Sampled=1')) return {};
   return Object.fromEntries(header.split(';').map((field) => field.split('=', 2)));
