@@ -15,12 +15,14 @@ const { default: pg } = await import(pathToFileURL(input.pg).href);
 // Every statement the handler sends goes through a pg Client (its pool's): kept as given, read once the calls are timed.
 let recording;
 const query = pg.Client.prototype.query;
-pg.Client.prototype.query = function (config, values) {
+pg.Client.prototype.query = function (config, values, ...rest) {
   recording?.push([config, values]);
-  return query.apply(this, arguments);
+  return query.call(this, config, values, ...rest);
 };
 const statementOf = ([config, values]) =>
-  typeof config === 'string' ? { text: config, values: Array.isArray(values) ? values : [] } : { text: config.text, values: Array.isArray(values) ? values : (config.values ?? []) };
+  typeof config === 'string'
+    ? { text: config, values: Array.isArray(values) ? values : [] }
+    : { text: config.text, values: Array.isArray(values) ? values : (config.values ?? []) };
 
 const context = (id) => ({
   awsRequestId: `warm-${id}`,
@@ -42,7 +44,8 @@ try {
   // 5% of the rest, which for a busy function is about one call in `sampledEvery`.
   const traceHeader = process.env._X_AMZN_TRACE_ID;
   const call = async () => {
-    if (traceHeader && input.sampledEvery) process.env._X_AMZN_TRACE_ID = traceHeader.replace(/Sampled=\d/, `Sampled=${invocation % input.sampledEvery === 0 ? 1 : 0}`);
+    if (traceHeader && input.sampledEvery)
+      process.env._X_AMZN_TRACE_ID = traceHeader.replace(/Sampled=\d/, `Sampled=${invocation % input.sampledEvery === 0 ? 1 : 0}`);
     const result = await handler(input.event, context(invocation++));
     if (result?.statusCode !== 200) throw new Error(`status ${result?.statusCode}: ${String(result?.body).slice(0, 300)}`);
     return result;

@@ -13,7 +13,7 @@ function compiled(text: string, fields: FieldMap) {
   return { sql: compileFilter(text, fields, params), values: params.values };
 }
 
-const valueOf = (text: string) => {
+const conditionValueOf = (text: string) => {
   const node = parseFilter(text);
   if (node.kind !== 'condition') throw new Error(`'${text}' parsed as a ${node.kind}`);
   return node.value;
@@ -38,7 +38,7 @@ describe('escaping, against the server parser', () => {
     ['Edition 7', 'Edition 7'],
   ])('%j is written %j and read back whole', (value, escaped) => {
     expect(escapeValue(value)).toBe(escaped);
-    expect(valueOf(`name=${escapeValue(value)}`)).toBe(value);
+    expect(conditionValueOf(`name=${escapeValue(value)}`)).toBe(value);
   });
 
   it('reads back any value the builder writes, after every operator', () => {
@@ -75,7 +75,9 @@ describe('escaping, against the server parser', () => {
   it('writes sort terms the server reads', () => {
     const order = orderText<FieldsOf<'listEditions'>>((e) => [e.rarity.desc(), e.name.asc()]);
     expect(order).toBe('rarity desc,name asc');
-    expect(compileOrderBy(order, editionsSource.fields, editionsSource.order)).toBe(compileOrderBy('rarity desc, name asc', editionsSource.fields, editionsSource.order));
+    expect(compileOrderBy(order, editionsSource.fields, editionsSource.order)).toBe(
+      compileOrderBy('rarity desc, name asc', editionsSource.fields, editionsSource.order),
+    );
   });
 
   it('keeps raw strings, and refuses numbers that would print in exponent form', () => {

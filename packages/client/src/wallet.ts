@@ -1,5 +1,5 @@
 import type { Client, RouteOutput } from './client.js';
-import { HatcheryProblem, isProblem } from './http.js';
+import { type HatcheryProblem, isProblem } from './http.js';
 
 type Hex = `0x${string}`;
 
@@ -47,7 +47,7 @@ export async function signingWith(signer: WalletSigner, address?: string): Promi
   }
   if (has(signer, 'getAddresses') && has(signer, 'signMessage')) {
     const client = signer as ViemWalletClientLike;
-    const account = client.account ?? ((address as Hex | undefined) ?? (await client.getAddresses())[0]);
+    const account = client.account ?? (address as Hex | undefined) ?? (await client.getAddresses())[0];
     if (!account) throw new Error('The wallet client has no account');
     return { address: typeof account === 'string' ? account : account.address, sign: (message) => client.signMessage({ account: account as never, message }) };
   }
@@ -68,7 +68,7 @@ export type Account = RouteOutput<'getMe'>;
 export type LinkedAccount = Account & { walletLinked: true; walletAddress: string };
 
 export type LinkOutcome =
-  | { ok: true; account: Account; /** Challenges signed: 2 when the first had expired or was used (410). */ challenges: number }
+  | { ok: true; account: Account /** Challenges signed: 2 when the first had expired or was used (410). */; challenges: number }
   /** 409 on the nonce: this account has a wallet already (unlink it first). */
   | { ok: false; reason: 'account-has-wallet'; problem: HatcheryProblem }
   /** 409 on the link: another account holds this address. */
@@ -97,7 +97,7 @@ export async function linkWallet(client: Client, signer: WalletSigner, options: 
   const signing = await signingWith(signer, options.address);
   const call = { signal: options.signal };
   for (let challenges = 1; ; challenges++) {
-    let challenge;
+    let challenge: Awaited<ReturnType<typeof api.requestWalletNonce>>;
     try {
       challenge = await api.requestWalletNonce(undefined, call);
     } catch (error) {

@@ -3,8 +3,8 @@ import { httpRoutes, type HttpRoute } from '../routes';
 import { notFound } from '../routes/foundation';
 import { httpHandler } from './handler';
 
-const escape = (text: string) => text.replace(/[.*+?^$()|[\]\\]/g, '\\$&');
-const routePattern = (route: HttpRoute) => new RegExp(`^${escape(route.path).replace(/\{\w+\}/g, '[^/]+')}$`);
+const escapeRegExp = (text: string) => text.replace(/[.*+?^$()|[\]\\]/g, '\\$&');
+const routePattern = (route: HttpRoute) => new RegExp(`^${escapeRegExp(route.path).replace(/\{\w+\}/g, '[^/]+')}$`);
 const getRoutes = Object.values<HttpRoute>(httpRoutes)
   .filter((route) => route.method === 'GET')
   .map(routePattern);
