@@ -1,8 +1,6 @@
-import { join } from 'node:path';
-import { build } from 'esbuild';
 import { describe, expect, it } from 'vitest';
 import { httpRoutes, type HttpRouteName } from '@hatchery/functions/routes';
-import { repositoryRoot } from './sst/platform';
+import { bundleMetafile } from './library-floor';
 
 /**
  * The functions that never query the database: pg is CommonJS, so
@@ -30,18 +28,7 @@ function chainTo(inputs: Record<string, { imports: { path: string }[] }>, entry:
 describe('the functions that never query the database', () => {
   it.each(databaseFree)('%s bundles no database client', async (name) => {
     const entry = `${httpRoutes[name].handler.replace(/\.handler$/, '')}.ts`;
-    const { metafile } = await build({
-      entryPoints: [join(repositoryRoot, entry)],
-      absWorkingDir: repositoryRoot,
-      bundle: true,
-      platform: 'node',
-      format: 'esm',
-      mainFields: ['module', 'main'],
-      external: ['sharp', 'pg-native'],
-      write: false,
-      metafile: true,
-      logLevel: 'silent',
-    });
+    const metafile = await bundleMetafile(entry);
     expect(chainTo(metafile.inputs, entry, (file) => file === 'packages/core/src/db.ts' || /node_modules\/pg\//.test(file))).toBeUndefined();
   });
 });

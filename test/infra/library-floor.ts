@@ -76,9 +76,8 @@ function packageOf(path: string): string | undefined {
   return match?.[1];
 }
 
-/** The third-party packages the function's own (first-party) modules import, found as esbuild resolves them. */
-export async function directLibraries(handlerSource: string): Promise<string[]> {
-  const entry = `${handlerSource.replace(/\.[^./]+$/, '')}.ts`;
+/** esbuild's metafile of a handler's bundle, resolved as SST resolves it (ESM builds first), nothing written. */
+export async function bundleMetafile(entry: string) {
   const { metafile } = await build({
     entryPoints: [join(repositoryRoot, entry)],
     absWorkingDir: repositoryRoot,
@@ -91,6 +90,12 @@ export async function directLibraries(handlerSource: string): Promise<string[]> 
     metafile: true,
     logLevel: 'silent',
   });
+  return metafile;
+}
+
+/** The third-party packages the function's own (first-party) modules import, found as esbuild resolves them. */
+export async function directLibraries(handlerSource: string): Promise<string[]> {
+  const metafile = await bundleMetafile(`${handlerSource.replace(/\.[^./]+$/, '')}.ts`);
   const libraries = new Set<string>();
   for (const [file, { imports }] of Object.entries(metafile.inputs)) {
     if (packageOf(file)) continue;

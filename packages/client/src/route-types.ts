@@ -358,19 +358,17 @@ export interface RouteTypes {
     response: {
       status: 'ok';
       database: 'ok';
-      indexer:
-        | 'unknown'
-        | {
-            chains: {
-              chainId: number;
-              block: string;
-              safeBlock: string;
-              finalizedBlock: string;
-              blockTimestamp: string;
-              lagSeconds: number;
-              ready: boolean;
-            }[];
-          };
+      indexer: 'unknown' | {
+        chains: {
+          chainId: number;
+          block: string;
+          safeBlock: string;
+          finalizedBlock: string;
+          blockTimestamp: string;
+          lagSeconds: number;
+          ready: boolean;
+        }[];
+      };
     };
   };
 }
