@@ -1,12 +1,15 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { readFileSync } from 'node:fs';
-import { copyFile, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { copyFile, mkdir, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import { join, relative } from 'node:path';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
+import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createIndexerSchema } from '@hatchery/core/indexer/schema';
-import { demoSizes } from '@hatchery/local/demo-data';
+import { decodeCheckpoint } from '@hatchery/core/indexer/freshness';
+import { demoAddress, demoChainId, demoSizes } from '@hatchery/local/demo-data';
+import { indexerActivity } from '@hatchery/local/simulate';
 import { freePort } from '@hatchery/local/ports';
 import { indexer } from '../realtime/support';
 import { startTestStack, type TestStack } from '../support/stack';
@@ -25,6 +28,7 @@ describe.skipIf(!hasChromium)(`docs/client.md's example in headless Chromium${ne
   let stack: TestStack;
   let browser: Browser;
   const terminals: ChildProcess[] = [];
+  let simulating: ChildProcess | undefined;
   let copy: string | undefined;
 
   /** A command as typed in a terminal of its own at the repository root; stdin stays open, as a terminal's does (esbuild's server stops when it closes). */
@@ -113,7 +117,7 @@ describe.skipIf(!hasChromium)(`docs/client.md's example in headless Chromium${ne
     // A sales history of three pages at 100 a page, for the example's walk.
     await writer.pool.query(`INSERT INTO indexer.sales SELECT 'example-' || i, i, $1, $1, 1000 + i, 1, 1, i FROM generate_series(1, 250) AS i`, [wallet]);
     expect(simulate).toMatch(/^npm run simulate -- --wallet <the wallet the page prints>\s/);
-    terminal(simulate!.replace('<the wallet the page prints>', wallet), { HATCHERY_DATA_DIR: stack.dataDir });
+    simulating = terminal(simulate!.replace('<the wallet the page prints>', wallet), { HATCHERY_DATA_DIR: stack.dataDir });
 
     const page = await browser.newPage();
     const failures: string[] = [];
@@ -148,5 +152,78 @@ describe.skipIf(!hasChromium)(`docs/client.md's example in headless Chromium${ne
     const [account] = await stack.sql<{ wallet_address: string }>(`SELECT wallet_address FROM hatchery.accounts WHERE id LIKE 'player-%'`);
     expect(account?.wallet_address).toBe(wallet);
     expect(terminals.map((child) => child.exitCode)).toEqual([null, null]);
+  });
+
+  it(`${where(docBlock('client-listing-after-tx'))}: the listing is in the first answer of the read after its transaction, which waits for its block`, {
+    timeout: 60_000,
+  }, async () => {
+    // Ctrl-C in simulate's terminal: the index moves only with the listing's block here.
+    if (simulating && simulating.exitCode === null && simulating.signalCode === null) {
+      process.kill(-simulating.pid!, 'SIGINT');
+      await once(simulating, 'exit');
+    }
+    const checkpointBlock = async () => {
+      const [row] = await stack.sql<{ latest: string }>(`SELECT latest_checkpoint AS latest FROM indexer._ponder_checkpoint WHERE chain_id = ${demoChainId}`);
+      return BigInt(decodeCheckpoint(row!.latest)!.block);
+    };
+    // The demo data's checkpoint, moved by simulate block by block as Ponder moves it.
+    const before = await checkpointBlock();
+    const pool = new pg.Pool({ connectionString: stack.databaseUrl, max: 2 });
+    // The indexer writes blocks as simulate does: the listing and the checkpoint at its block in one transaction.
+    const chain = indexerActivity(pool, { checkpoint: true });
+    const tokenId = '990000001';
+    const price = '1500000000000000000';
+    let mined: bigint | undefined;
+    let indexed: Promise<number> | undefined;
+
+    // The page: the client's bundle, and the wallet's listing transaction as a stand-in (window.mine), answered by the test.
+    await mkdir(join(copy!, 'client'), { recursive: true });
+    const dist = join(repository, 'packages', 'client', 'dist');
+    for (const file of (await readdir(dist)).filter((name) => name.endsWith('.js'))) await copyFile(join(dist, file), join(copy!, 'client', file));
+    await writeFile(
+      join(copy!, 'read-after.html'),
+      `<!doctype html>\n<meta charset="utf-8">\n<script type="module">import { createClient } from './client/index.js'; window.createClient = createClient;</script>\n`,
+    );
+    const page = await browser.newPage();
+    const failures: string[] = [];
+    page.on('pageerror', (error) => failures.push(String(error)));
+    const reads: { url: string; at: number }[] = [];
+    page.on('request', (request) => {
+      if (request.method() === 'GET' && request.url().includes('/marketplace/listings')) reads.push({ url: request.url(), at: Date.now() });
+    });
+    // Mined in the next block, N; the indexer indexes N half a second after the wallet reports it.
+    await page.exposeFunction('mine', (id: string, amount: string) => {
+      mined = before + 1n;
+      const block = String(mined);
+      indexed = new Promise((resolve) => setTimeout(resolve, 500)).then(async () => {
+        await chain.list({ tokenId: id, seller: demoAddress(3), price: amount, block });
+        return Date.now();
+      });
+      return block;
+    });
+    await page.goto(`${origin}/read-after.html`);
+    await page.waitForFunction(() => 'createClient' in globalThis);
+    const logged = await page.evaluate(
+      async ({ baseUrl, snippet, tokenId, price }) => {
+        const lines: string[] = [];
+        const page = globalThis as unknown as { createClient(options: { baseUrl: string }): unknown; mine(id: string, amount: string): Promise<string> };
+        const hatchery = page.createClient({ baseUrl });
+        const listToken = async (id: string, amount: string) => ({ blockNumber: BigInt(await page.mine(id, amount)) });
+        const example = new Function('hatchery', 'listToken', 'tokenId', 'price', 'console', `return (async () => { ${snippet} })()`);
+        await example(hatchery, listToken, tokenId, price, { log: (line: string) => lines.push(line) });
+        return lines;
+      },
+      { baseUrl: stack.url, snippet: docBlock('client-listing-after-tx').text, tokenId, price },
+    );
+    const indexedAt = await indexed!;
+    await pool.end();
+    expect(failures).toEqual([]);
+    expect(logged).toEqual([`listed token ${tokenId} for ${price} wei, as of block ${mined} or later`]);
+    // One read, sent with minBlock=N before the index had reached N: the server waited, no 409 and no retry.
+    expect(reads).toHaveLength(1);
+    expect(new URL(reads[0]!.url).searchParams.get('minBlock')).toBe(String(mined));
+    expect(reads[0]!.at).toBeLessThan(indexedAt);
+    expect(await checkpointBlock()).toBe(mined);
+    await page.close();
   });
 });

@@ -75,6 +75,10 @@ async function expectProblem(response: Response, status: number) {
 
 describe('minBlock', () => {
   it('says plainly that it cannot be checked while the indexer keeps no Ponder checkpoint', async () => {
+    // The demo data keeps one (chain 31337 at its latest block); an indexer that keeps none has neither table.
+    expect((await get('/transparency/sales')).headers.get('x-indexed-block')).toMatch(/^31337=\d+$/);
+    await stack.sql('DROP TABLE indexer._ponder_checkpoint; DROP TABLE indexer._ponder_meta');
+    await afterFreshnessCache();
     const started = Date.now();
     const body = await expectProblem(await get('/transparency/sales', '1'), 409);
     expect(Date.now() - started).toBeLessThan(limits.minBlock.waitMs);

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { exampleWallet } from '@hatchery/functions/schemas';
-import { demoAddress, demoSizes } from '@hatchery/local/demo-data';
+import { demoAddress, demoChainId, demoSizes, latestBlockSql } from '@hatchery/local/demo-data';
 import { commandLines, docBlock, onStack, parseDoc, runShell, where } from '../support/docs';
 import { startTestStack, type TestStack } from '../support/stack';
 
@@ -110,4 +110,23 @@ describe('demo data', () => {
       }
     });
   }
+});
+
+describe("the demo data's Ponder checkpoint", () => {
+  it(`stands at the demo data's latest block of chain ${demoChainId}, and npm run simulate moves it with each block it writes`, async () => {
+    const [{ value: latest }] = (await stack.sql<{ value: string }>(latestBlockSql)) as [{ value: string }];
+    const health = (await (await stack.get('/health')).json()) as { indexer: unknown };
+    expect(health.indexer).toEqual({
+      chains: [expect.objectContaining({ chainId: demoChainId, block: latest, safeBlock: latest, finalizedBlock: latest, ready: true })],
+    });
+    expect((await stack.get('/marketplace/listings')).headers.get('x-indexed-block')).toBe(`${demoChainId}=${latest}`);
+    const simulated = await runShell('npm run -s simulate -- --every 1 --count 3', { HATCHERY_DATA_DIR: stack.dataDir }, 60_000);
+    expect(simulated.code, simulated.stderr + simulated.stdout).toBe(0);
+    expect(simulated.stdout).toContain(`Ponder's checkpoint (chain ${demoChainId}) follows each block`);
+    // Three blocks: a read with the last as minBlock answers once the index is there, and says so.
+    const head = String(BigInt(latest) + 3n);
+    const response = await stack.get(`/marketplace/listings?minBlock=${head}`);
+    expect(response.status).toBe(200);
+    expect(response.headers.get('x-indexed-block')).toBe(`${demoChainId}=${head}`);
+  }, 90_000);
 });

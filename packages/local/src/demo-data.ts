@@ -127,6 +127,51 @@ export async function loadDemoData(client: Queryable, size: DemoSize): Promise<v
     `COMMENT ON SCHEMA "${indexerSchema()}" IS '${demoDataMark}'`,
   ];
   for (const statement of statements) await client.query(statement);
+  // Ponder's position, as Ponder would have left it after the demo data's latest block: freshness and minBlock work locally.
+  await createPonderCheckpoint(client);
+  const { rows } = await client.query<{ value: string }>(latestBlockSql);
+  await advanceCheckpoint(client, BigInt(rows[0]?.value ?? '0'));
+}
+
+/** The chain the demo data (and `npm run simulate`) is of: Hardhat's and Anvil's id, as the real-Ponder tests' chain. */
+export const demoChainId = 31337;
+
+/** The latest block in the indexer's tables: where the demo data's checkpoint stands; simulate's next block is the one after. */
+export const latestBlockSql = `SELECT greatest((SELECT max(updated_at_block) FROM ${indexerTable('listings')}), (SELECT max(block_number) FROM ${indexerTable('forge_requests')}),
+  (SELECT max(fulfilled_at_block) FROM ${indexerTable('forge_requests')}), (SELECT max(block_number) FROM ${indexerTable('sales')}), 0)::text AS value`;
+
+/**
+ * Ponder's checkpoint string for the end of `block` on the demo chain: 10 digits of block timestamp, 16 of chain id,
+ * 16 of block number, then the event's position, all nines at a block's end (packages/core/src/indexer/freshness.ts decodes it).
+ */
+export const ponderCheckpoint = (block: bigint, timestamp = Math.floor(Date.now() / 1000)) =>
+  `${String(timestamp).padStart(10, '0')}${String(demoChainId).padStart(16, '0')}${String(block).padStart(16, '0')}${'9'.repeat(33)}`;
+
+/**
+ * Ponder's bookkeeping tables, as Ponder creates them in its schema: `_ponder_meta` (`is_ready` once the backfill is done,
+ * which demo data is) and `_ponder_checkpoint` (per chain, the latest, safe and finalized checkpoints), what
+ * packages/core/src/indexer/freshness-read.ts reads.
+ */
+export async function createPonderCheckpoint(client: Queryable): Promise<void> {
+  await client.query(`CREATE TABLE IF NOT EXISTS ${indexerTable('_ponder_meta')} (key text PRIMARY KEY, value jsonb)`);
+  await client.query(`INSERT INTO ${indexerTable('_ponder_meta')} VALUES ('app', '{"is_ready": 1, "is_dev": 0, "version": "6"}') ON CONFLICT (key) DO NOTHING`);
+  await client.query(`CREATE TABLE IF NOT EXISTS ${indexerTable('_ponder_checkpoint')} (chain_name text PRIMARY KEY, chain_id bigint NOT NULL,
+    safe_checkpoint varchar(75) NOT NULL, latest_checkpoint varchar(75) NOT NULL, finalized_checkpoint varchar(75) NOT NULL)`);
+}
+
+/**
+ * Moves the demo chain's checkpoint to the end of `block`, as Ponder does in the transaction that writes a block's rows.
+ * Safe and finalized are the same block: the demo chain never reorgs. Never backwards.
+ */
+export async function advanceCheckpoint(client: Queryable, block: bigint): Promise<void> {
+  const checkpoint = ponderCheckpoint(block);
+  await client.query(
+    `INSERT INTO ${indexerTable('_ponder_checkpoint')} VALUES ('demo', $1, $2, $2, $2)
+     ON CONFLICT (chain_name) DO UPDATE SET latest_checkpoint = excluded.latest_checkpoint, safe_checkpoint = excluded.safe_checkpoint,
+       finalized_checkpoint = excluded.finalized_checkpoint
+     WHERE substr(${indexerTable('_ponder_checkpoint')}.latest_checkpoint, 27, 16) <= substr(excluded.latest_checkpoint, 27, 16)`,
+    [demoChainId, checkpoint],
+  );
 }
 
 const demoDataMark = 'Hatchery demo data';

@@ -4,7 +4,7 @@ import { parseArgs } from 'node:util';
 import pg from 'pg';
 import { createIndexerSchema } from '@hatchery/core/indexer/schema';
 import { patterns } from '@hatchery/core/limits';
-import { demoAddress } from './demo-data';
+import { advanceCheckpoint, createPonderCheckpoint, demoAddress, demoChainId, indexerContents, latestBlockSql } from './demo-data';
 import { followLauncher } from './launcher';
 import { findRunningStack, StartupError } from './record';
 import { localSettings } from './settings';
@@ -14,13 +14,16 @@ import { indexerTable, notificationChannel } from '@hatchery/core/indexer/names'
  * Indexer activity, written as the indexer writes it: each change in its own
  * transaction that ends with a NOTIFY on the indexer's channel (`<schema>_live_query`). `npm run simulate`
  * drives the running local stack with it; tests and benchmarks use the writer.
+ * With `checkpoint` (demo data only: it keeps Ponder's tables, see demo-data.ts), each change also moves the demo
+ * chain's `_ponder_checkpoint` to its block in the same transaction, as Ponder does, so `minBlock` reads see it.
  */
-export function indexerActivity(pool: pg.Pool) {
-  async function commit(payload: string, work: (client: pg.PoolClient) => Promise<void>): Promise<void> {
+export function indexerActivity(pool: pg.Pool, { checkpoint = false }: { checkpoint?: boolean } = {}) {
+  async function commit(payload: string, block: string | undefined, work: (client: pg.PoolClient) => Promise<void>): Promise<void> {
     const client = await pool.connect();
     try {
       await client.query('BEGIN');
       await work(client);
+      if (checkpoint && block !== undefined) await advanceCheckpoint(client, BigInt(block));
       await client.query('SELECT pg_notify($1, $2)', [notificationChannel(), payload]);
       await client.query('COMMIT');
     } catch (error) {
@@ -33,7 +36,7 @@ export function indexerActivity(pool: pg.Pool) {
 
   return {
     list: (listing: { tokenId: string; seller: string; price: string; block: string; editionId?: string }) =>
-      commit('listings', async (client) => {
+      commit('listings', listing.block, async (client) => {
         await client.query(
           `INSERT INTO ${indexerTable('listings')} (token_id, seller, price, status, edition_id, listed_at_block, updated_at_block, tx_hash)
            VALUES ($1::numeric, $2::text, $3::numeric, 'Active', $4::numeric, $5::numeric, $5::numeric, '0x' || md5($1::text || ':' || $5::text))
@@ -43,7 +46,7 @@ export function indexerActivity(pool: pg.Pool) {
       }),
 
     sell: (sale: { tokenId: string; buyer: string; block: string }) =>
-      commit('listings,sales', async (client) => {
+      commit('listings,sales', sale.block, async (client) => {
         await client.query(
           `WITH sold AS (UPDATE ${indexerTable('listings')} SET status = 'Sold', updated_at_block = $3::numeric WHERE token_id = $1::numeric AND status = 'Active' RETURNING seller, price)
            INSERT INTO ${indexerTable('sales')} (id, token_id, seller, buyer, price, platform_fee, royalty, block_number)
@@ -53,7 +56,7 @@ export function indexerActivity(pool: pg.Pool) {
       }),
 
     cancel: (cancel: { tokenId: string; block: string }) =>
-      commit('listings', async (client) => {
+      commit('listings', cancel.block, async (client) => {
         await client.query(
           `UPDATE ${indexerTable('listings')} SET status = 'Cancelled', updated_at_block = $2::numeric WHERE token_id = $1::numeric AND status = 'Active'`,
           [cancel.tokenId, cancel.block],
@@ -61,16 +64,19 @@ export function indexerActivity(pool: pg.Pool) {
       }),
 
     requestForge: (request: { requestId: string; buyer: string; tier: number; block: string }) =>
-      commit('forge_requests', async (client) => {
+      commit('forge_requests', request.block, async (client) => {
         await client.query(
           `INSERT INTO ${indexerTable('forge_requests')} (request_id, buyer, tier, status, block_number) VALUES ($1, $2, $3, 'Requested', $4)`,
           [request.requestId, request.buyer, request.tier, request.block],
         );
       }),
 
-    /** The random-number fulfilment of a request (created on the spot when it was never requested). */
-    fulfil: (fulfilment: { requestId: string; buyer: string; tokenId: string; editionId: string; block: string }) =>
-      commit('forge_requests', async (client) => {
+    /**
+     * The random-number fulfilment of a request (created on the spot when it was never requested). `midBlock`: more of
+     * its block follows in a later commit, so the checkpoint does not reach the block yet.
+     */
+    fulfil: (fulfilment: { requestId: string; buyer: string; tokenId: string; editionId: string; block: string; midBlock?: boolean }) =>
+      commit('forge_requests', fulfilment.midBlock ? undefined : fulfilment.block, async (client) => {
         await client.query(
           `INSERT INTO ${indexerTable('forge_requests')} (request_id, buyer, tier, status, token_id, edition_id, block_number, fulfilled_at_block)
            VALUES ($1::numeric, $2::text, 1, 'Fulfilled', $3::numeric, $4::numeric, $5::numeric, $5::numeric)
@@ -79,7 +85,7 @@ export function indexerActivity(pool: pg.Pool) {
         );
       }),
 
-    notify: () => commit('', async () => undefined),
+    notify: () => commit('', undefined, async () => undefined),
   };
 }
 
@@ -116,13 +122,13 @@ async function simulate(): Promise<void> {
   const steps = wholeNumber('count', values.count, 0) || Infinity;
 
   const pool = new pg.Pool({ connectionString: await databaseUrl(), max: 2 });
+  // Ponder's checkpoint moves with each block only where the stack wrote the demo data, which keeps one; never in an indexer's own schema.
+  const contents = await indexerContents(pool);
+  const demoData = contents.present && contents.demo;
   await createIndexerSchema(pool);
-  const activity = indexerActivity(pool);
-  let block = await next(
-    pool,
-    `SELECT greatest((SELECT max(updated_at_block) FROM ${indexerTable('listings')}), (SELECT max(block_number) FROM ${indexerTable('forge_requests')}),
-    (SELECT max(fulfilled_at_block) FROM ${indexerTable('forge_requests')}), (SELECT max(block_number) FROM ${indexerTable('sales')}), 0)::text AS value`,
-  );
+  if (demoData) await createPonderCheckpoint(pool);
+  const activity = indexerActivity(pool, { checkpoint: demoData });
+  let block = await next(pool, latestBlockSql);
   let tokenId = await next(
     pool,
     `SELECT greatest((SELECT max(token_id) FROM ${indexerTable('listings')}), (SELECT max(token_id) FROM ${indexerTable('nfts')}), 0)::text AS value`,
@@ -131,7 +137,11 @@ async function simulate(): Promise<void> {
   const open: bigint[] = [];
   const listed: bigint[] = [];
   const seller = demoAddress(2);
-  console.log(`Simulating indexer activity every ${everyMs} ms from block ${block}; forge requests are ${wallet}'s. Ctrl-C stops.`);
+  console.log(
+    `Simulating indexer activity every ${everyMs} ms from block ${block}; forge requests are ${wallet}'s${
+      demoData ? `; Ponder's checkpoint (chain ${demoChainId}) follows each block` : ''
+    }. Ctrl-C stops.`,
+  );
 
   const actions = [
     async () => {
@@ -155,8 +165,15 @@ async function simulate(): Promise<void> {
     async () => {
       // Two fulfilments in one block, committed apart, as an indexer may: both must reach the client.
       const fulfilled = open.splice(0, 2);
-      for (const id of fulfilled) {
-        await activity.fulfil({ requestId: String(id), buyer: wallet, tokenId: String(tokenId++), editionId: String(1n + (id % 40n)), block: String(block) });
+      for (const [index, id] of fulfilled.entries()) {
+        await activity.fulfil({
+          requestId: String(id),
+          buyer: wallet,
+          tokenId: String(tokenId++),
+          editionId: String(1n + (id % 40n)),
+          block: String(block),
+          midBlock: index < fulfilled.length - 1,
+        });
       }
       return fulfilled.length ? `fulfilled forge request(s) ${fulfilled.join(', ')} in two commits  → forgeFulfilled to ${wallet}` : 'nothing to fulfil';
     },
@@ -169,6 +186,8 @@ async function simulate(): Promise<void> {
   followLauncher(stop);
   for (let step = 0; step < steps && !stopping.signal.aborted; step++, block++) {
     const what = await actions[step % actions.length]!();
+    // A block that wrote nothing (nothing to sell or fulfil) is indexed all the same.
+    if (demoData) await advanceCheckpoint(pool, block);
     console.log(`block ${block}: ${what}`);
     if (step + 1 < steps) await sleep(everyMs, undefined, { signal: stopping.signal }).catch(() => undefined);
   }

@@ -20,7 +20,7 @@ export const chainFreshnessSchema = z.object({
 export const freshnessSchema = z.union([z.object({ chains: z.array(chainFreshnessSchema) }), z.literal('unknown')]);
 
 export type ChainFreshness = z.infer<typeof chainFreshnessSchema>;
-/** How far the index has got, per chain; `unknown` where the indexer keeps no Ponder checkpoint (another indexer, the demo data). */
+/** How far the index has got, per chain; `unknown` where the indexer keeps no Ponder checkpoint (another indexer; the local demo data keeps one). */
 export type Freshness = z.infer<typeof freshnessSchema>;
 
 /** Ponder's checkpoint string: 10 digits of block timestamp, 16 of chain id, 16 of block number, then the event's position. */
