@@ -1,4 +1,4 @@
-/** Every numeric limit of SPEC.md "Limits", in one place. */
+/** Every numeric limit of the service, in one place (docs/http-api.md and docs/realtime.md name them). */
 export const limits = {
   page: { min: 1, max: 200, default: 1 },
   pageSize: { min: 1, max: 100, default: 20 },
@@ -32,7 +32,7 @@ export const limits = {
   versionLength: 64,
   listenerPollMs: 5_000,
   listenerReconnectMs: 5_000,
-  /** The hub (DESIGN.md "The realtime hub protocol"); the first four are API Gateway WebSocket API quotas. */
+  /** The hub (docs/realtime.md, The hub); the first four are API Gateway WebSocket API quotas. */
   hub: {
     idleTimeoutMs: 10 * 60_000,
     connectionLifetimeMs: 2 * 60 * 60_000,
@@ -67,7 +67,7 @@ export const limits = {
     targetedShare: 0.1,
     /**
      * How long the listener keeps trying a forgeFulfilled post answered 429: after 45 s the buyer's client has given
-     * up waiting and read its forge requests (SPEC's forge client), so a later post is of no use.
+     * up waiting and read its forge requests (the client's forge fallback, docs/realtime.md), so a later post is of no use.
      */
     targetedDeadlineMs: 45_000,
     /** After a 429 without Retry-After, how long a shard (or the listener) stops posting. */

@@ -77,7 +77,7 @@ export interface ListenerStats {
 const stateHeartbeatMs = limits.hub.listenerStateMaxAgeMs / 4;
 
 /**
- * The long-running listener (DESIGN.md "The listener"): LISTENs on the
+ * The long-running listener (docs/realtime.md): LISTENs on the
  * indexer's channel, reads what each notification's table list names (both
  * for any other payload) and both every poll interval, and fans events out
  * through the management API. Only the holder of the advisory lock reads and
