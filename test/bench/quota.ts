@@ -1,11 +1,9 @@
-import { notificationChannel } from '@hatchery/core/indexer/names';
 import type { FanOutBudget } from '@hatchery/core/realtime/budget';
 import { hubPath } from '@hatchery/functions/routes/realtime';
 import { Listener } from '@hatchery/listener/listener';
 import { loadAverage, type BenchSection } from './context';
-import { clientProcess, percentile, startChild } from './realtime';
+import { clientProcess, indexerWrites, percentile, startChild } from './realtime';
 
-const wallMs = () => performance.timeOrigin + performance.now();
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, Math.max(0, ms)));
 
 /** The account's throttle, scaled down ten times from AWS's default (10,000 a second, a burst of 5,000). */
@@ -30,25 +28,7 @@ export const quotaBench: BenchSection = async ({ stack, sql }) => {
   const busyMs = Number(process.env.BENCH_QUOTA_BUSY_MS ?? 20_000);
   const buyer = `0xfeed${'0'.repeat(36)}`;
 
-  /** Commits `statement` with a NOTIFY; answers when the COMMIT, which delivers it, was sent. */
-  async function commitWithNotify(statement: string, values: unknown[] = []): Promise<number> {
-    const client = await sql.connect();
-    try {
-      await client.query('BEGIN');
-      await client.query(statement, values);
-      await client.query('SELECT pg_notify($1, $2)', [notificationChannel(), 'bench']);
-      const sentAt = wallMs();
-      await client.query('COMMIT');
-      return sentAt;
-    } finally {
-      client.release();
-    }
-  }
-  const touchListing = () =>
-    commitWithNotify(
-      `UPDATE indexer.listings SET updated_at_block = (SELECT max(updated_at_block) + 1 FROM indexer.listings)
-       WHERE token_id = (SELECT min(token_id) FROM indexer.listings WHERE status = 'Active')`,
-    );
+  const { commitWithNotify, touchListing } = indexerWrites(sql);
   const { rows } = await sql.query<{ next: string }>(`SELECT (coalesce(max(request_id), 0) + 1)::text AS next FROM indexer.forge_requests`);
   let requestId = BigInt(rows[0]!.next) + 2_000_000n;
   const fulfil = () =>

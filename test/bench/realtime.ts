@@ -14,6 +14,7 @@ import { forEachBounded } from '@hatchery/core/realtime/fan-out';
 import { hubConnections, managementClient } from '@hatchery/platform/aws/management';
 import { fanOutHandler, hubPath } from '@hatchery/functions/routes/realtime';
 import { workerPool, type WorkerPool } from '@hatchery/local/gateway/workers';
+import type pg from 'pg';
 import type { BenchSection } from './context';
 
 /** Wall-clock milliseconds with sub-millisecond precision, comparable across processes. */
@@ -226,24 +227,10 @@ async function seedConnections(client: DynamoDBDocumentClient, table: string, co
 }
 
 /**
- * The realtime figures, through the whole local product: the stack's
- * listener, the sharded connection store (dynalite), the fan-out function in
- * the local Lambda service's worker threads, the management API over HTTP
- * with the service's management client (the AWS SDK's), and the local WebSocket gateway; the clients, and the
- * count-only management endpoint, each in a process of their own.
- *  1. marketChanged to 1,000 and 10,000 clients, NOTIFY to the last client;
- *  2. forgeFulfilled, NOTIFY to the subscribed client, while such a broadcast is in flight;
- *  3. 100,000 connections in the store posted to the count-only endpoint with 1, 2 and N workers.
+ * Writes to the indexer's tables as Ponder does, each with a NOTIFY in its transaction: `commitWithNotify`
+ * answers when the COMMIT (which delivers the NOTIFY) was sent; `touchListing` moves one active listing to a new block.
  */
-export const realtimeBench: BenchSection = async ({ stack, sql }) => {
-  const url = `${stack.url.replace('http', 'ws')}${hubPath}`;
-  const store = connectionStore();
-  const rounds = Number(process.env.BENCH_REALTIME_ROUNDS ?? 3);
-  const sizes = (process.env.BENCH_REALTIME_CLIENTS ?? '1000,10000').split(',').map(Number);
-  const forgeBroadcasts = Number(process.env.BENCH_REALTIME_SAMPLES ?? 200) / 20;
-  const simulated = Number(process.env.BENCH_REALTIME_SIMULATED ?? 100_000);
-
-  /** Commits `statement` and NOTIFY together, and answers when the COMMIT (which delivers the NOTIFY) was sent. */
+export function indexerWrites(sql: pg.Pool) {
   async function commitWithNotify(statement: string, values: unknown[] = []): Promise<number> {
     const client = await sql.connect();
     try {
@@ -262,6 +249,28 @@ export const realtimeBench: BenchSection = async ({ stack, sql }) => {
       `UPDATE indexer.listings SET updated_at_block = (SELECT max(updated_at_block) + 1 FROM indexer.listings)
        WHERE token_id = (SELECT min(token_id) FROM indexer.listings WHERE status = 'Active')`,
     );
+  return { commitWithNotify, touchListing };
+}
+
+/**
+ * The realtime figures, through the whole local product: the stack's
+ * listener, the sharded connection store (dynalite), the fan-out function in
+ * the local Lambda service's worker threads, the management API over HTTP
+ * with the service's management client (the AWS SDK's), and the local WebSocket gateway; the clients, and the
+ * count-only management endpoint, each in a process of their own.
+ *  1. marketChanged to 1,000 and 10,000 clients, NOTIFY to the last client;
+ *  2. forgeFulfilled, NOTIFY to the subscribed client, while such a broadcast is in flight;
+ *  3. 100,000 connections in the store posted to the count-only endpoint with 1, 2 and N workers.
+ */
+export const realtimeBench: BenchSection = async ({ stack, sql }) => {
+  const url = `${stack.url.replace('http', 'ws')}${hubPath}`;
+  const store = connectionStore();
+  const rounds = Number(process.env.BENCH_REALTIME_ROUNDS ?? 3);
+  const sizes = (process.env.BENCH_REALTIME_CLIENTS ?? '1000,10000').split(',').map(Number);
+  const forgeBroadcasts = Number(process.env.BENCH_REALTIME_SAMPLES ?? 200) / 20;
+  const simulated = Number(process.env.BENCH_REALTIME_SIMULATED ?? 100_000);
+
+  const { commitWithNotify, touchListing } = indexerWrites(sql);
 
   const clients = await startChild(clientProcess, 'ready');
   let timed: Child | undefined;
