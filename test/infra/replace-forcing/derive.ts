@@ -1,0 +1,412 @@
+/**
+ * Derives test/infra/replace-forcing.json: for each Pulumi type of
+ * infra/stateful.ts, the inputs whose change makes the provider replace the
+ * resource, read from the bridged Terraform provider's own schema source at a
+ * pinned commit.
+ *
+ *   npx tsx test/infra/replace-forcing/derive.ts \
+ *     --source aws=<git-dir of hashicorp/terraform-provider-aws>@<commit> \
+ *     --source random=<git-dir of hashicorp/terraform-provider-random>@<commit>
+ *
+ * Each git dir may be a bare mirror or a clone; files are read with
+ * `git --git-dir <dir> show <commit>:<path>`. The commit to pin is the one the
+ * installed bridge builds from: @pulumi/random's upstream is the
+ * terraform-provider-random pseudo-version in pulumi-random's
+ * provider/shim/go.mod at the matching tag; @pulumi/aws's is pulumi-aws's
+ * `upstream` submodule at the matching tag (pulumi-aws also applies its
+ * patches/ to it, which this script does not read). A provider given no
+ * --source keeps its types' entries from the current JSON as they are.
+ *
+ * What counts as replace-forcing: a top-level attribute with `ForceNew: true`
+ * (SDKv2) or a RequiresReplace* plan modifier (plugin framework), or one whose
+ * nested block holds such an attribute, since a change inside it replaces the
+ * whole resource too; plus attributes a CustomizeDiff forces new by name
+ * (customdiff.ForceNewIf*, diff.ForceNew), which replace only under a
+ * condition. Where a schema is built in a way this parser does not read, it
+ * stops with an error rather than guess.
+ *
+ * Terraform names become Pulumi names as the bridge makes them (camelCase, a
+ * list or set without MaxItems 1 pluralized), checked against the installed
+ * SDK's Args interface; the few that pulumi-aws renames in its own resource
+ * mapping are listed in `renames` with where that mapping says so.
+ */
+import { execFileSync } from 'node:child_process';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { statefulResources } from '../../../infra/stateful';
+
+const here = new URL('.', import.meta.url).pathname;
+const outFile = join(here, '..', 'replace-forcing.json');
+const sdkDir = join(here, '..', '..', '..', '.sst', 'platform', 'node_modules', '@pulumi');
+
+type Provider = 'aws' | 'random';
+interface Origin {
+  provider: Provider;
+  repo: string;
+  path: string;
+  /** SDKv2: the function returning the *schema.Resource; framework: the function or method holding `Attributes:`. */
+  fn: string;
+  framework?: boolean;
+}
+
+/** Where each stateful type's schema lives upstream. */
+const origins: Record<string, Origin> = {
+  'aws:rds/instance:Instance': { provider: 'aws', repo: 'hashicorp/terraform-provider-aws', path: 'internal/service/rds/instance.go', fn: 'resourceInstance' },
+  'aws:rds/parameterGroup:ParameterGroup': {
+    provider: 'aws',
+    repo: 'hashicorp/terraform-provider-aws',
+    path: 'internal/service/rds/parameter_group.go',
+    fn: 'resourceParameterGroup',
+  },
+  'aws:rds/subnetGroup:SubnetGroup': {
+    provider: 'aws',
+    repo: 'hashicorp/terraform-provider-aws',
+    path: 'internal/service/rds/subnet_group.go',
+    fn: 'resourceSubnetGroup',
+  },
+  'aws:rds/proxy:Proxy': { provider: 'aws', repo: 'hashicorp/terraform-provider-aws', path: 'internal/service/rds/proxy.go', fn: 'resourceProxy' },
+  'aws:rds/proxyDefaultTargetGroup:ProxyDefaultTargetGroup': {
+    provider: 'aws',
+    repo: 'hashicorp/terraform-provider-aws',
+    path: 'internal/service/rds/proxy_default_target_group.go',
+    fn: 'resourceProxyDefaultTargetGroup',
+  },
+  'aws:rds/proxyTarget:ProxyTarget': {
+    provider: 'aws',
+    repo: 'hashicorp/terraform-provider-aws',
+    path: 'internal/service/rds/proxy_target.go',
+    fn: 'resourceProxyTarget',
+  },
+  'aws:secretsmanager/secret:Secret': {
+    provider: 'aws',
+    repo: 'hashicorp/terraform-provider-aws',
+    path: 'internal/service/secretsmanager/secret.go',
+    fn: 'resourceSecret',
+  },
+  'aws:secretsmanager/secretVersion:SecretVersion': {
+    provider: 'aws',
+    repo: 'hashicorp/terraform-provider-aws',
+    path: 'internal/service/secretsmanager/secret_version.go',
+    fn: 'resourceSecretVersion',
+  },
+  'aws:dynamodb/table:Table': { provider: 'aws', repo: 'hashicorp/terraform-provider-aws', path: 'internal/service/dynamodb/table.go', fn: 'resourceTable' },
+  'aws:cloudwatch/logGroup:LogGroup': {
+    provider: 'aws',
+    repo: 'hashicorp/terraform-provider-aws',
+    path: 'internal/service/logs/group.go',
+    fn: 'resourceGroup',
+  },
+  'aws:ec2/eip:Eip': { provider: 'aws', repo: 'hashicorp/terraform-provider-aws', path: 'internal/service/ec2/ec2_eip.go', fn: 'resourceEIP' },
+  'aws:cloudfront/distribution:Distribution': {
+    provider: 'aws',
+    repo: 'hashicorp/terraform-provider-aws',
+    path: 'internal/service/cloudfront/distribution.go',
+    fn: 'resourceDistribution',
+  },
+  'aws:sns/topicSubscription:TopicSubscription': {
+    provider: 'aws',
+    repo: 'hashicorp/terraform-provider-aws',
+    path: 'internal/service/sns/topic_subscription.go',
+    fn: 'resourceTopicSubscription',
+  },
+  'random:index/randomPassword:RandomPassword': {
+    provider: 'random',
+    repo: 'hashicorp/terraform-provider-random',
+    path: 'internal/provider/resource_password.go',
+    fn: 'passwordSchemaV3',
+    framework: true,
+  },
+  'random:index/randomId:RandomId': {
+    provider: 'random',
+    repo: 'hashicorp/terraform-provider-random',
+    path: 'internal/provider/resource_id.go',
+    fn: 'Schema',
+    framework: true,
+  },
+};
+
+/** Terraform attributes that pulumi-aws's resource mapping (provider/resources.go, `Fields`) gives another name. */
+const renames: Record<string, Record<string, string>> = {
+  'aws:sns/topicSubscription:TopicSubscription': { topic_arn: 'topic' },
+};
+
+// ---- reading sources ----------------------------------------------------------------------------
+
+interface Source {
+  gitDir: string;
+  commit: string;
+}
+
+function parseArgs(argv: string[]): Partial<Record<Provider, Source>> {
+  const sources: Partial<Record<Provider, Source>> = {};
+  for (let i = 0; i < argv.length; i++) {
+    if (argv[i] !== '--source') throw new Error(`unknown argument ${argv[i]}; usage: --source <aws|random>=<git-dir>@<commit>`);
+    const match = /^(aws|random)=(.+)@([0-9a-f]{7,40})$/.exec(argv[++i] ?? '');
+    if (!match) throw new Error(`--source wants <aws|random>=<git-dir>@<commit>, got ${argv[i]}`);
+    sources[match[1] as Provider] = { gitDir: match[2]!, commit: match[3]! };
+  }
+  return sources;
+}
+
+function gitShow(source: Source, path: string): string {
+  return execFileSync('git', ['--git-dir', source.gitDir, 'show', `${source.commit}:${path}`], { encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 });
+}
+
+/** The full commit id, so the record names what a reviewer can check out. */
+function resolveCommit(source: Source): string {
+  return execFileSync('git', ['--git-dir', source.gitDir, 'rev-parse', `${source.commit}^{commit}`], { encoding: 'utf8' }).trim();
+}
+
+// ---- a small Go reader: braces, strings and comments, no more ------------------------------------
+
+/** The index just past the brace that closes the one at `open`, skipping Go strings, runes and comments. */
+function closing(src: string, open: number): number {
+  const pairs: Record<string, string> = { '{': '}', '(': ')', '[': ']' };
+  const stack: string[] = [];
+  for (let i = open; i < src.length; i++) {
+    const c = src[i]!;
+    if (c === '/' && src[i + 1] === '/') i = src.indexOf('\n', i);
+    else if (c === '/' && src[i + 1] === '*') i = src.indexOf('*/', i) + 1;
+    else if (c === '"' || c === "'") {
+      for (i++; src[i] !== c; i++) if (src[i] === '\\') i++;
+    } else if (c === '`') i = src.indexOf('`', i + 1);
+    else if (c in pairs) stack.push(pairs[c]!);
+    else if (c === '}' || c === ')' || c === ']') {
+      if (stack.pop() !== c) throw new Error(`unbalanced ${c} at ${i}`);
+      if (stack.length === 0) return i + 1;
+    }
+    if (i < 0) break;
+  }
+  throw new Error(`no closing brace for the one at ${open}`);
+}
+
+/** The body of `func name(` or a method `func (r *T) name(` in a Go file. */
+function functionBody(src: string, name: string, where: string): string {
+  const match = new RegExp(`^func (?:\\([^)]*\\) )?${name}\\(`, 'm').exec(src);
+  if (!match) throw new Error(`${where}: no func ${name}`);
+  const open = src.indexOf('{\n', match.index);
+  return src.slice(open, closing(src, open));
+}
+
+/** The top-level `key: value` entries of a Go composite literal body (from its `{`). */
+function entries(literal: string): { key: string; value: string }[] {
+  const out: { key: string; value: string }[] = [];
+  let i = 1;
+  const end = closing(literal, 0) - 1;
+  while (i < end) {
+    const rest = literal.slice(i, end);
+    const skip = /^(?:\s|,|\/\/[^\n]*)+/.exec(rest)?.[0].length ?? 0;
+    i += skip;
+    if (i >= end) break;
+    const key = /^("(?:[^"\\]|\\.)*"|[\w.]+)\s*:\s*/.exec(literal.slice(i, end));
+    if (!key) throw new Error(`cannot read a map key at: ${literal.slice(i, i + 80)}`);
+    i += key[0].length;
+    const start = i;
+    // A value runs to the comma at this depth; braces, calls and strings inside it are skipped whole.
+    while (i < end && literal[i] !== ',') {
+      const c = literal[i]!;
+      if ('{(["`\''.includes(c)) {
+        if (c === '"' || c === "'") {
+          for (i++; literal[i] !== c; i++) if (literal[i] === '\\') i++;
+          i++;
+        } else if (c === '`') i = literal.indexOf('`', i + 1) + 1;
+        else i = closing(literal, i);
+      } else i++;
+    }
+    out.push({ key: key[1]!, value: literal.slice(start, i).trim() });
+  }
+  return out;
+}
+
+/** A schema key as Terraform spells it: a string literal, or a names.Attr* constant of the same commit. */
+function keyName(key: string, attrConsts: Map<string, string>, where: string): string {
+  if (key.startsWith('"')) return JSON.parse(key) as string;
+  const name = attrConsts.get(key.replace(/^names\./, ''));
+  if (!name) throw new Error(`${where}: schema key ${key} is not a string nor a names.Attr constant this commit defines`);
+  return name;
+}
+
+interface Attribute {
+  name: string;
+  forcing: boolean;
+  /** A list or set block the bridge names in the plural. */
+  plural: boolean;
+}
+
+const forceNew = /\bForceNew:\s*true\b/;
+
+/** SDKv2: the top-level attributes of the resource's Schema map. */
+function sdkv2Attributes(src: string, origin: Origin, attrConsts: Map<string, string>, where: string): Attribute[] {
+  const body = functionBody(src, `(?:${origin.fn}|${origin.fn[0]!.toUpperCase()}${origin.fn.slice(1)})`, where);
+  let literal: string;
+  const inline = /\bSchema:\s*map\[string\]\*schema\.Schema\{/.exec(body);
+  const named = /\bSchema:\s*(\w+),/.exec(body);
+  if (inline) {
+    const open = body.indexOf('{', inline.index + 'Schema:'.length);
+    literal = body.slice(open, closing(body, open));
+  } else if (named) {
+    // A package-level variable of the same file (aws_sns_topic_subscription keeps its schema in one).
+    const decl = new RegExp(`\\b${named[1]}\\s*=\\s*map\\[string\\]\\*schema\\.Schema\\{`).exec(src);
+    if (!decl) throw new Error(`${where}: Schema is ${named[1]}, which this file does not declare as a map literal`);
+    const open = src.indexOf('{', decl.index + decl[0].length - 1);
+    literal = src.slice(open, closing(src, open));
+  } else throw new Error(`${where}: ${origin.fn} builds its Schema in a way this parser does not read`);
+
+  return entries(literal).map(({ key, value }) => {
+    const name = keyName(key, attrConsts, where);
+    if (!value.startsWith('{')) {
+      // Shared helpers: tags maps are never replace-forcing unless the helper says so by name.
+      if (/^tftags\.TagsSchema(?:Computed|TrulyComputed)?\(\)$/.test(value)) return { name, forcing: false, plural: false };
+      if (/^tftags\.TagsSchemaForceNew\(\)$/.test(value)) return { name, forcing: true, plural: false };
+      throw new Error(`${where}: ${name} is built by ${value.slice(0, 60)}, which this parser does not read`);
+    }
+    const nestedElsewhere = /\bElem:\s*(?!&schema\.)([\w.]+)/.exec(value);
+    if (nestedElsewhere) throw new Error(`${where}: ${name}'s Elem is ${nestedElsewhere[1]}, defined elsewhere`);
+    return {
+      name,
+      forcing: forceNew.test(value),
+      plural: /\bType:\s*schema\.Type(?:List|Set)\b/.test(value) && !/\bMaxItems:\s*1\b/.test(value) && /\bElem:\s*&schema\.Resource\{/.test(value),
+    };
+  });
+}
+
+/** Plugin framework: the attributes of `Attributes: map[string]schema.Attribute{` in the named function or method. */
+function frameworkAttributes(src: string, origin: Origin, where: string): Attribute[] {
+  const body = functionBody(src, origin.fn, where);
+  const at = /\bAttributes:\s*map\[string\]schema\.Attribute\{/.exec(body);
+  if (!at) throw new Error(`${where}: ${origin.fn} has no Attributes map literal`);
+  if (/\bBlocks:/.test(body)) throw new Error(`${where}: ${origin.fn} has Blocks, which this parser does not read`);
+  const open = body.indexOf('{', at.index + 'Attributes:'.length);
+  return entries(body.slice(open, closing(body, open))).map(({ key, value }) => {
+    if (!key.startsWith('"')) throw new Error(`${where}: attribute key ${key} is not a string literal`);
+    return { name: JSON.parse(key) as string, forcing: /RequiresReplace/.test(value), plural: false };
+  });
+}
+
+/** Attributes a CustomizeDiff forces new by name: they replace only when its condition holds. */
+function conditionallyForcing(src: string, attrConsts: Map<string, string>, where: string): string[] {
+  const names = new Set<string>();
+  for (const match of src.matchAll(/(?:customdiff\.ForceNewIf(?:Change)?|\.ForceNew)\(\s*("[^"]+"|names\.\w+)/g))
+    names.add(keyName(match[1]!, attrConsts, where));
+  return [...names];
+}
+
+// ---- Pulumi names ------------------------------------------------------------------------------
+
+const camel = (snake: string) => snake.replace(/_([a-z0-9])/g, (_, c: string) => c.toUpperCase());
+
+/** The bridge's plural for a list or set block (go-openapi/inflect's rules, for the endings these schemas use). */
+function plural(word: string): string {
+  if (/(?:s|x|z|ch|sh)$/.test(word)) return `${word}es`;
+  if (/[^aeiou]y$/.test(word)) return `${word.slice(0, -1)}ies`;
+  if (word.endsWith('Index')) return `${word.slice(0, -'Index'.length)}Indexes`;
+  return `${word}s`;
+}
+
+/** The input names of the installed SDK's Args interface for a Pulumi type token. */
+function argsOf(type: string): string[] {
+  const [, pkg, module, file, resource] = /^(aws|random):([^/]+)\/([^:]+):(.+)$/.exec(type) ?? [];
+  if (!pkg) throw new Error(`cannot read the type token ${type}`);
+  const dts = pkg === 'random' ? join(sdkDir, 'random', `${file}.d.ts`) : join(sdkDir, 'aws', module!, `${file}.d.ts`);
+  const declarations = readFileSync(dts, 'utf8');
+  const body = new RegExp(`export interface ${resource}Args \\{([\\s\\S]*?)\\n\\}`).exec(declarations)?.[1];
+  if (!body) throw new Error(`${dts} has no ${resource}Args`);
+  return [...body.matchAll(/^\s{4}(\w+)\??:/gm)].map((match) => match[1]!);
+}
+
+function pulumiName(type: string, attribute: Attribute, args: string[]): string | undefined {
+  const renamed = renames[type]?.[attribute.name];
+  if (renamed) return args.includes(renamed) ? renamed : undefined;
+  const name = camel(attribute.name);
+  const candidate = attribute.plural && args.includes(plural(name)) ? plural(name) : name;
+  return args.includes(candidate) ? candidate : undefined;
+}
+
+// ---- the record --------------------------------------------------------------------------------
+
+export interface ReplaceForcingEntry {
+  source: string;
+  inputs: string[];
+  /** Replace-forcing only when a CustomizeDiff's condition holds. */
+  conditionally?: string[];
+  /** Replace-forcing attributes of the source that the installed SDK does not take as inputs (computed-only, or not in this SDK version). */
+  notInSdk?: string[];
+  /** Kept from a hand-made entry whose source was not read; derive.ts never writes it. */
+  unverified?: true;
+}
+
+export interface ReplaceForcingRecord {
+  '//': string;
+  types: Record<string, ReplaceForcingEntry>;
+}
+
+const note =
+  'Inputs whose change makes the provider replace the resource (delete it, create another), as the Pulumi names of the installed SDK’s Args, for every type of infra/stateful.ts. The Pulumi providers are bridged from Terraform’s, which decides a replacement by ForceNew (SDKv2) or a RequiresReplace plan modifier (plugin framework); “inputs” are the top-level attributes so marked, or holding a nested attribute so marked, in the schema source named by “source”; “conditionally” are those a CustomizeDiff forces new under a condition; “notInSdk” are replace-forcing attributes the installed SDK does not take. Regenerate with test/infra/replace-forcing/derive.ts (its header says how), never by hand. test/infra/stateful.test.ts checks every type is here and every name against the installed SDK. Every other recorded input is compared too: this list only says which changes replace.';
+
+function derive(type: string, origin: Origin, source: Source, commit: string, attrConsts: Map<string, string>): ReplaceForcingEntry {
+  const where = `${origin.repo} ${origin.path} @ ${commit}`;
+  const src = gitShow(source, origin.path);
+  const attributes = origin.framework ? frameworkAttributes(src, origin, where) : sdkv2Attributes(src, origin, attrConsts, where);
+  if (attributes.length < 2) throw new Error(`${where}: read only ${attributes.length} attributes, which cannot be the whole schema`);
+  const args = argsOf(type);
+  const inputs: string[] = [];
+  const notInSdk: string[] = [];
+  for (const attribute of attributes.filter((a) => a.forcing)) {
+    const name = pulumiName(type, attribute, args);
+    if (name) inputs.push(name);
+    else notInSdk.push(attribute.name);
+  }
+  const conditionally = origin.framework
+    ? []
+    : conditionallyForcing(src, attrConsts, where).flatMap((name) => {
+        const attribute = attributes.find((a) => a.name === name);
+        const pulumi = attribute && pulumiName(type, attribute, args);
+        return pulumi && !inputs.includes(pulumi) ? [pulumi] : [];
+      });
+  return {
+    source: `${origin.repo} ${origin.path} @ ${commit}, ${origin.fn}()`,
+    inputs: inputs.sort(),
+    ...(conditionally.length ? { conditionally: conditionally.sort() } : {}),
+    ...(notInSdk.length ? { notInSdk: notInSdk.sort() } : {}),
+  };
+}
+
+/** names.Attr* constants of terraform-provider-aws at the same commit (schema keys use them). */
+function attrConstants(source: Source | undefined, provider: Provider): Map<string, string> {
+  const consts = new Map<string, string>();
+  if (!source || provider !== 'aws') return consts;
+  // The constants moved into a generated file in later releases; earlier ones keep the few they have in attr_consts.go.
+  const file = ['names/attr_consts_gen.go', 'names/attr_consts.go']
+    .map((path) => {
+      try {
+        return gitShow(source, path);
+      } catch {
+        return '';
+      }
+    })
+    .join('\n');
+  for (const match of file.matchAll(/^\s*(Attr\w+)\s*=\s*"([^"]+)"/gm)) consts.set(match[1]!, match[2]!);
+  return consts;
+}
+
+function main(): void {
+  const sources = parseArgs(process.argv.slice(2));
+  if (Object.keys(sources).length === 0) throw new Error('give at least one --source <aws|random>=<git-dir>@<commit>');
+  const previous = JSON.parse(readFileSync(outFile, 'utf8')) as ReplaceForcingRecord;
+  const commits = Object.fromEntries(Object.entries(sources).map(([provider, source]) => [provider, resolveCommit(source)]));
+  const consts = { aws: attrConstants(sources.aws, 'aws'), random: new Map<string, string>() };
+  const types: Record<string, ReplaceForcingEntry> = {};
+  for (const type of Object.keys(statefulResources).sort()) {
+    const origin = origins[type];
+    if (!origin) throw new Error(`${type} is stateful (infra/stateful.ts) but has no origin here: add where its schema lives`);
+    const source = sources[origin.provider];
+    const kept = previous.types[type];
+    if (source) types[type] = derive(type, origin, source, commits[origin.provider]!, consts[origin.provider]);
+    else if (kept) types[type] = kept;
+    else throw new Error(`${type}: no entry to keep and no --source ${origin.provider} to derive one`);
+    console.log(`${type}: ${types[type]!.inputs.join(', ') || '(none)'}${source ? '' : ' (kept)'}`);
+  }
+  writeFileSync(outFile, `${JSON.stringify({ '//': note, types } satisfies ReplaceForcingRecord, null, 2)}\n`);
+}
+
+main();
