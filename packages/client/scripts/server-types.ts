@@ -3,7 +3,7 @@ import type { ForgeFulfilled, hubEvents, MarketChanged } from '@hatchery/core/re
 import type * as z from '@hatchery/platform/schema';
 import type { httpRoutes } from '@hatchery/functions/routes';
 import type { hubPath } from '@hatchery/functions/routes/realtime';
-import type { problemSchema } from '@hatchery/functions/schemas';
+import type { problemSchema } from '@hatchery/functions/problem-schema';
 
 type Table = typeof httpRoutes;
 type Flat<T> = { [P in keyof T]: T[P] };

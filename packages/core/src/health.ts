@@ -1,4 +1,4 @@
-import { freshnessSchema } from './indexer/freshness';
+import { freshnessSchema } from './indexer/freshness-schema';
 import * as z from '@hatchery/platform/schema';
 
 export const healthSchema = z.object({

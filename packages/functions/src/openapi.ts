@@ -3,7 +3,8 @@ import { limits } from '@hatchery/core/limits';
 import type { FieldMap, FieldType } from '@hatchery/core/query/compile';
 import * as z from '@hatchery/platform/schema';
 import { httpRoutes, type HttpRoute } from './routes';
-import { exampleWallet, problemSchema } from './schemas';
+import { problemSchema } from './problem-schema';
+import { exampleWallet } from './schemas';
 
 type JsonSchema = {
   type?: string | string[];

@@ -36,12 +36,3 @@ export function pageSchema<T extends z.ZodMiniType>(item: T) {
       .check(z.describe('While more rows follow: pass it as `after` for the next page (same filter and orderBy). Absent on the last page.')),
   });
 }
-
-export const problemSchema = z.object({
-  type: z.optional(z.string()),
-  title: z.string(),
-  status: z.int(),
-  detail: z.string(),
-  instance: z.string(),
-  errors: z.optional(z.record(z.string(), z.array(z.string()))),
-});

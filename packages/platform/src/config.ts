@@ -1,6 +1,8 @@
 import { createDecipheriv } from 'node:crypto';
-import { readFileSync } from 'node:fs';
 import * as z from './schema';
+
+/** As stdout.ts takes it: no ESM namespace of node:fs, which would load fs/promises at every cold start. */
+const { readFileSync } = process.getBuiltinModule('node:fs');
 
 const list = z.pipe(
   z._default(z.string(), ''),

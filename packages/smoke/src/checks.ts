@@ -2,7 +2,8 @@ import * as signalR from '@microsoft/signalr';
 import type * as z from '@hatchery/platform/schema';
 import { httpRoutes, type HttpRoute } from '@hatchery/functions/routes';
 import { hubPath } from '@hatchery/functions/routes/realtime';
-import { exampleWallet, problemSchema } from '@hatchery/functions/schemas';
+import { problemSchema } from '@hatchery/functions/problem-schema';
+import { exampleWallet } from '@hatchery/functions/schemas';
 
 export interface SmokeOptions {
   baseUrl: string;

@@ -1,13 +1,11 @@
 import { AppError } from '@hatchery/core/errors';
-import { httpRoutes, type HttpRoute } from '../routes';
+import { getPaths } from '../get-paths';
 import { notFound } from '../routes/foundation';
 import { httpHandler } from './handler';
 
 const escapeRegExp = (text: string) => text.replace(/[.*+?^$()|[\]\\]/g, '\\$&');
-const routePattern = (route: HttpRoute) => new RegExp(`^${escapeRegExp(route.path).replace(/\{\w+\}/g, '[^/]+')}$`);
-const getRoutes = Object.values<HttpRoute>(httpRoutes)
-  .filter((route) => route.method === 'GET')
-  .map(routePattern);
+const pathPattern = (path: string) => new RegExp(`^${escapeRegExp(path).replace(/\{\w+\}/g, '[^/]+')}$`);
+const getRoutes = getPaths.map(pathPattern);
 
 /**
  * `/docs/` and the like: a GET whose path, without its trailing slash, a

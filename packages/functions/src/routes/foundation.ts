@@ -11,7 +11,7 @@ export const listEditions = {
   auth: 'none',
   summary: 'Editions of the catalog, paged.',
   request: { query: pageQuerySchema },
-  response: pageSchema(editionSchema),
+  response: /* @__PURE__ */ pageSchema(editionSchema),
   list: editionsSource,
   indexed: true,
   /** A read of the indexer schema: its minBlock not indexed yet (409), the database unavailable (503). */

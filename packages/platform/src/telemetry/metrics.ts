@@ -14,48 +14,73 @@ import { logger } from './logger';
  */
 export const metricCatalog = {
   // HTTP, one EMF document per request, with the dimension sets [service, route] and [service].
-  Requests: { unit: 'Count', help: 'HTTP requests answered (1 per request).' },
-  Latency: { unit: 'Milliseconds', help: 'From the first middleware to the response.' },
-  Responses4xx: { unit: 'Count', help: '1 when the answer was a 4xx, else 0: the average is the 4xx rate.' },
-  Responses5xx: { unit: 'Count', help: '1 when the answer was a 5xx, else 0: the average is the 5xx rate.' },
-  Responses503: { unit: 'Count', help: '1 when the answer was 503 (database or a dependency unavailable), else 0.' },
-  DatabaseTime: { unit: 'Milliseconds', help: 'Time in database statements and transactions during the request, summed (concurrent ones add up).' },
-  DatabaseRetries: { unit: 'Count', help: 'Transient database failures retried during the request.' },
+  /** HTTP requests answered (1 per request). */
+  Requests: { unit: 'Count' },
+  /** From the first middleware to the response. */
+  Latency: { unit: 'Milliseconds' },
+  /** 1 when the answer was a 4xx, else 0: the average is the 4xx rate. */
+  Responses4xx: { unit: 'Count' },
+  /** 1 when the answer was a 5xx, else 0: the average is the 5xx rate. */
+  Responses5xx: { unit: 'Count' },
+  /** 1 when the answer was 503 (database or a dependency unavailable), else 0. */
+  Responses503: { unit: 'Count' },
+  /** Time in database statements and transactions during the request, summed (concurrent ones add up). */
+  DatabaseTime: { unit: 'Milliseconds' },
+  /** Transient database failures retried during the request. */
+  DatabaseRetries: { unit: 'Count' },
   // Accounts, published with the request's document.
-  AccountsProvisioned: { unit: 'Count', help: 'Accounts created by provisioning.' },
-  ProvisioningConflicts: { unit: 'Count', help: 'Provisioning refused with 409: the email belongs to another account.' },
-  ChallengesIssued: { unit: 'Count', help: 'New wallet-link challenges (a live one returned again is not counted).' },
-  WalletsLinked: { unit: 'Count', help: 'Wallets linked.' },
-  WalletLinkFailures: { unit: 'Count', help: 'Wallet links refused, by the dimension reason.' },
-  RateLimited: { unit: 'Count', help: 'Requests refused with 429 by the per-account limit.' },
+  /** Accounts created by provisioning. */
+  AccountsProvisioned: { unit: 'Count' },
+  /** Provisioning refused with 409: the email belongs to another account. */
+  ProvisioningConflicts: { unit: 'Count' },
+  /** New wallet-link challenges (a live one returned again is not counted). */
+  ChallengesIssued: { unit: 'Count' },
+  /** Wallets linked. */
+  WalletsLinked: { unit: 'Count' },
+  /** Wallet links refused, by the dimension reason. */
+  WalletLinkFailures: { unit: 'Count' },
+  /** Requests refused with 429 by the per-account limit. */
+  RateLimited: { unit: 'Count' },
   // Hub, one document per WebSocket event.
-  HubConnects: { unit: 'Count', help: 'Hub connections accepted.' },
-  HubConnectsRefused: { unit: 'Count', help: 'Hub connections refused (an origin not allowed, a bad connection token).' },
-  HubDisconnects: { unit: 'Count', help: 'Hub connections closed.' },
-  HubMessages: { unit: 'Count', help: 'Hub messages received.' },
-  HubSubscriptions: { unit: 'Count', help: 'Successful Subscribe invocations.' },
+  /** Hub connections accepted. */
+  HubConnects: { unit: 'Count' },
+  /** Hub connections refused (an origin not allowed, a bad connection token). */
+  HubConnectsRefused: { unit: 'Count' },
+  /** Hub connections closed. */
+  HubDisconnects: { unit: 'Count' },
+  /** Hub messages received. */
+  HubMessages: { unit: 'Count' },
+  /** Successful Subscribe invocations. */
+  HubSubscriptions: { unit: 'Count' },
   // Listener, one document per read and one per event (dimension kind).
-  ListenerNotifications: { unit: 'Count', help: "NOTIFYs on the indexer's channel (<schema>_live_query) that called for a read, answered by the read." },
-  ListenerReads: { unit: 'Count', help: 'Reads, of the forge requests or of the listings, each counted: what a notification names, or both on the poll.' },
-  ListenerReadTime: { unit: 'Milliseconds', help: 'One read, its fan-outs included.' },
-  ListenerHeartbeat: { unit: 'Count', help: '1 per read completed by the leading listener: missing means no one is detecting events.' },
-  ListenerLag: {
-    unit: 'Milliseconds',
-    help: 'From the first notification a read answers to the end of that read (its fulfilments posted, or its marketChanged handed to the broadcast).',
-  },
-  IndexerLag: {
-    unit: 'Seconds',
-    help: "From the time of the last block the indexer indexed to now, the largest over its chains (Ponder's checkpoint), read by the leading listener every poll; absent when unknown.",
-  },
-  ListenerEvents: { unit: 'Count', help: 'Events detected, by the dimension kind.' },
-  ListenerFanOutTime: { unit: 'Milliseconds', help: 'Posting one event to its audience, by the dimension kind.' },
-  ListenerPostsSent: { unit: 'Count', help: 'PostToConnection calls that delivered, by the dimension kind.' },
-  ListenerGoneConnections: { unit: 'Count', help: 'Connections the management API reported gone (410), removed, by the dimension kind.' },
-  ListenerFailedPosts: { unit: 'Count', help: 'Posts that failed otherwise (throttled, store error), by the dimension kind.' },
+  /** NOTIFYs on the indexer's channel (<schema>_live_query) that called for a read, answered by the read. */
+  ListenerNotifications: { unit: 'Count' },
+  /** Reads, of the forge requests or of the listings, each counted: what a notification names, or both on the poll. */
+  ListenerReads: { unit: 'Count' },
+  /** One read, its fan-outs included. */
+  ListenerReadTime: { unit: 'Milliseconds' },
+  /** 1 per read completed by the leading listener: missing means no one is detecting events. */
+  ListenerHeartbeat: { unit: 'Count' },
+  /** From the first notification a read answers to the end of that read (its fulfilments posted, or its marketChanged handed to the broadcast). */
+  ListenerLag: { unit: 'Milliseconds' },
+  /** From the time of the last block the indexer indexed to now, the largest over its chains (Ponder's checkpoint), read by the leading listener every poll; absent when unknown. */
+  IndexerLag: { unit: 'Seconds' },
+  /** Events detected, by the dimension kind. */
+  ListenerEvents: { unit: 'Count' },
+  /** Posting one event to its audience, by the dimension kind. */
+  ListenerFanOutTime: { unit: 'Milliseconds' },
+  /** PostToConnection calls that delivered, by the dimension kind. */
+  ListenerPostsSent: { unit: 'Count' },
+  /** Connections the management API reported gone (410), removed, by the dimension kind. */
+  ListenerGoneConnections: { unit: 'Count' },
+  /** Posts that failed otherwise (throttled, store error), by the dimension kind. */
+  ListenerFailedPosts: { unit: 'Count' },
   // The fan-out function, one document per shard invocation (dimension kind); its posts count in the three listener metrics above.
-  FanOutShardTime: { unit: 'Milliseconds', help: 'One shard invocation of the fan-out function: its read and its posts, by the dimension kind.' },
-  FanOutSkippedPosts: { unit: 'Count', help: 'Posts a shard invocation never attempted because its deadline came first, by the dimension kind.' },
-} as const satisfies Record<string, { unit: MetricUnit; help: string }>;
+  /** One shard invocation of the fan-out function: its read and its posts, by the dimension kind. */
+  FanOutShardTime: { unit: 'Milliseconds' },
+  /** Posts a shard invocation never attempted because its deadline came first, by the dimension kind. */
+  FanOutSkippedPosts: { unit: 'Count' },
+} as const satisfies Record<string, { unit: MetricUnit }>;
 
 export type { EmfOutput };
 
