@@ -1,4 +1,4 @@
-import { once } from 'node:events';
+import { EventEmitter, once } from 'node:events';
 import { createServer, type IncomingHttpHeaders, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
@@ -8,10 +8,12 @@ import { pino } from 'pino';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { ensureTable } from '@hatchery/core/dynamo/table';
 import { connectionStore } from '@hatchery/core/realtime/connections';
+import { pacer } from '@hatchery/core/realtime/budget';
 import { inOnePage, post } from '@hatchery/core/realtime/fan-out';
 import { startDynalite } from '@hatchery/local/dynamo';
 import { dynamoCallers, dynamoClient, dynamoSettings } from '@hatchery/platform/aws/dynamo';
 import { hubConnections, managementApiClient, managementSettings } from '@hatchery/platform/aws/management';
+import { certainlyUnapplied } from '@hatchery/platform/aws/retry';
 
 /**
  * The SDK clients as the service configures them (platform/src/aws), against
@@ -237,6 +239,47 @@ describe('the management API', () => {
     const server = await misbehaving((_, response) => (answers.shift() ?? ok)(response));
     expect(await hubConnections(managementApiClient(`${server.url}/prod`)).post('Refused=', frame)).toBe('sent');
     expect(server.requests.length).toBe(3);
+  });
+
+  it('leaves a throttled post to the pacer when the caller paces: one request each, then the pacer’s own retry after Retry-After', async () => {
+    let refused = 0;
+    const server = await misbehaving((request, response) => {
+      if (connectionId(request.path) === 'Throttled=' && refused++ === 0)
+        return managementError(response, 429, 'TooManyRequestsException', 'Too many requests', { 'retry-after': '1' });
+      ok(response);
+    });
+    const paced = hubConnections(managementApiClient(`${server.url}/prod`, 4, { paced: true }));
+    const thrown = await failure(paced.post('Throttled=', frame));
+    expect(thrown?.name).toBe('TooManyRequestsException');
+    expect(server.requests.length, 'the client did not retry it').toBe(1);
+
+    const pace = pacer(1_000);
+    const store = connectionStore({ table: 'unused' });
+    const delivery = await post(inOnePage(['Throttled=', 'Other=']), frame, {
+      connections: paced,
+      store,
+      concurrency: 1,
+      log: pino({ level: 'silent' }),
+      pace,
+    });
+    expect(delivery).toMatchObject({ sent: 2, failed: 0 });
+    expect(pace.throttles).toBe(0);
+    refused = 0;
+    const again = await post(inOnePage(['Throttled=']), frame, { connections: paced, store, concurrency: 1, log: pino({ level: 'silent' }), pace });
+    expect(again).toMatchObject({ sent: 1, failed: 0 });
+    expect(pace.throttles, 'the pacer saw the 429 and retried the post itself').toBe(1);
+    const [refusedAt, retriedAt] = server.requests.filter((request) => connectionId(request.path) === 'Throttled=').slice(-2);
+    expect(retriedAt!.at - refusedAt!.at).toBeGreaterThanOrEqual(990);
+  });
+
+  it('knows the handler’s connection timeout, the one timeout that proves a post was never sent', async () => {
+    const { setConnectionTimeout } = await import('../../node_modules/@smithy/node-http-handler/dist-es/set-connection-timeout.js' as string);
+    const request = Object.assign(new EventEmitter(), { destroy: () => undefined });
+    const timedOut = new Promise<Error>((resolve) => setConnectionTimeout(request, resolve, 5));
+    const error = await timedOut;
+    expect(certainlyUnapplied({ error: error as never, errorType: 'TRANSIENT' })).toBe(true);
+    const afterSending = Object.assign(new Error('socket hang up'), { name: 'TimeoutError', code: 'ETIMEDOUT' });
+    expect(certainlyUnapplied({ error: afterSending as never, errorType: 'TRANSIENT' })).toBe(false);
   });
 
   it('answers gone for a GoneException, without a retry, and the fan-out removes the connection', async () => {

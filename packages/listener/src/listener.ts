@@ -138,7 +138,10 @@ export class Listener {
     if (!managementEndpoint) throw new Error('The listener needs WEBSOCKET_MANAGEMENT_ENDPOINT (the WebSocket API management endpoint).');
     const fanOutConcurrency = options.fanOutConcurrency ?? limits.hub.fanOutConcurrency;
     const store = options.store ?? connectionStore();
-    const connections = options.connections ?? hubConnections(managementClient(managementEndpoint, fanOutConcurrency));
+    const budget = options.budget ?? { postsPerSecond: config().FANOUT_POSTS_PER_SECOND, minIntervalMs: config().FANOUT_MIN_INTERVAL_MS };
+    // With a budget, every post goes through a pacer, which retries a throttled post itself.
+    const paced = { paced: budgetShares(budget) !== undefined };
+    const connections = options.connections ?? hubConnections(managementClient(managementEndpoint, fanOutConcurrency, 'default', paced));
     const log = options.log ?? logger().child({ component: 'listener' });
     const functionName = config().FANOUT_FUNCTION_NAME;
     this.options = {
@@ -150,10 +153,10 @@ export class Listener {
       smallAudience: options.smallAudience ?? limits.hub.smallAudience,
       store,
       connections,
-      forgeConnections: options.forgeConnections ?? hubConnections(managementClient(managementEndpoint, fanOutConcurrency, 'forge')),
+      forgeConnections: options.forgeConnections ?? hubConnections(managementClient(managementEndpoint, fanOutConcurrency, 'forge', paced)),
       shards: options.shards ?? (functionName ? functionShards(functionName) : inProcessShards({ store, connections, concurrency: fanOutConcurrency, log })),
       shardConcurrency: options.shardConcurrency ?? limits.hub.connectionShards,
-      budget: options.budget ?? { postsPerSecond: config().FANOUT_POSTS_PER_SECOND, minIntervalMs: config().FANOUT_MIN_INTERVAL_MS },
+      budget,
       state: options.state ?? dynamoStateStore(),
       summary: options.summary ?? limits.summaryRefresh,
       log,

@@ -1,4 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
+import { retryAfterMs } from '@hatchery/platform/aws/throttling';
 import { limits } from '../limits';
 
 /**
@@ -39,32 +40,6 @@ export function nextBroadcastAt(startedAt: number, audience: number, budget: Fan
   const broadcast = budgetShares(budget)?.broadcast;
   const carried = broadcast ? (audience / broadcast) * 1000 : 0;
   return startedAt + Math.max(budget.minIntervalMs, carried);
-}
-
-/** A 429 from the management API, as the SDK names it (its error or its status) or as the service's own client does. */
-export function isThrottled(error: unknown): boolean {
-  const { name, statusCode, $metadata } = (error ?? {}) as { name?: string; statusCode?: number; $metadata?: { httpStatusCode?: number } };
-  return (
-    name === 'ThrottlingException' ||
-    name === 'TooManyRequestsException' ||
-    name === 'LimitExceededException' ||
-    statusCode === 429 ||
-    $metadata?.httpStatusCode === 429
-  );
-}
-
-/** The wait a 429 asks for in `Retry-After` (seconds or an HTTP date), when the error carries its response's headers. */
-export function retryAfterMs(error: unknown, now = Date.now()): number | undefined {
-  const { $response, headers } = (error ?? {}) as {
-    $response?: { headers?: Record<string, string | undefined> };
-    headers?: Record<string, string | undefined>;
-  };
-  const value = $response?.headers?.['retry-after'] ?? headers?.['retry-after'];
-  if (value === undefined) return undefined;
-  const seconds = Number(value);
-  if (Number.isFinite(seconds)) return Math.max(0, seconds * 1000);
-  const date = Date.parse(value);
-  return Number.isNaN(date) ? undefined : Math.max(0, date - now);
 }
 
 export interface Pacer {

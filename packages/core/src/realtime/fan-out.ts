@@ -3,7 +3,8 @@ import * as z from '@hatchery/platform/schema';
 import type { Logger } from '@hatchery/platform/telemetry/logger';
 import type { ConnectionStore } from './connections';
 import type { HubConnections } from '@hatchery/platform/aws/management';
-import { isThrottled, pacer, unpaced, type Pacer } from './budget';
+import { isThrottled } from '@hatchery/platform/aws/throttling';
+import { pacer, unpaced, type Pacer } from './budget';
 
 export interface Delivery {
   sent: number;

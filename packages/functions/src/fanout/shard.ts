@@ -24,7 +24,9 @@ async function fanOutShard(event: unknown, context: Pick<Context, 'getRemainingT
   const job = shardJobSchema.parse(event);
   const endpoint = config().WEBSOCKET_MANAGEMENT_ENDPOINT;
   if (!endpoint) throw new Error('The fan-out function needs WEBSOCKET_MANAGEMENT_ENDPOINT (the WebSocket API management endpoint).');
-  const connections = hubConnections(managementClient(endpoint, limits.hub.fanOutConcurrency));
+  // A shard given a rate paces its posts, and its pacer retries a throttled post itself.
+  const paced = { paced: job.postsPerSecond !== undefined };
+  const connections = hubConnections(managementClient(endpoint, limits.hub.fanOutConcurrency, 'default', paced));
   const stopAt = Date.now() + context.getRemainingTimeInMillis() - limits.hub.shardDeadlineMarginMs;
   const delivery = await deliverShard(job, { store, connections, concurrency: limits.hub.fanOutConcurrency, log }, stopAt);
   log.debug({ shard: job.shard, ...delivery }, 'shard fanned out');

@@ -45,15 +45,19 @@ export const managementSettings = {
   atMostOnce: true,
 } as const;
 
-/** The client of one stage's management API (`https://{domain}/{stage}`), sending through sockets of its own. */
-export function managementApiClient(endpoint: string, maxSockets = 64): ApiGatewayManagementApiClient {
+/**
+ * The client of one stage's management API (`https://{domain}/{stage}`),
+ * sending through sockets of its own. `paced`: the caller's pacer retries
+ * throttled posts (RetryPolicy.callerPaces).
+ */
+export function managementApiClient(endpoint: string, maxSockets = 64, { paced = false } = {}): ApiGatewayManagementApiClient {
   const { maxAttempts, requestTimeoutMs } = managementSettings;
   const client = new ApiGatewayManagementApiClient({
     region: config().AWS_REGION,
     endpoint,
     requestHandler: keepAliveHandler({ ...managementSettings, maxSockets }),
     maxAttempts,
-    retryStrategy: new DeadlineRetryStrategy({ ...managementSettings, attemptTimeoutMs: requestTimeoutMs }),
+    retryStrategy: new DeadlineRetryStrategy({ ...managementSettings, attemptTimeoutMs: requestTimeoutMs, callerPaces: paced }),
   });
   traceCalls(client, 'ApiGatewayManagementApi');
   return client;
@@ -68,11 +72,11 @@ const clients = new Map<string, ApiGatewayManagementApiClient>();
  * A lane is a socket pool of its own, so posts in one (a buyer's
  * forgeFulfilled) never queue for sockets behind another's (a broadcast).
  */
-export function managementClient(endpoint: string, maxSockets = 64, lane = 'default'): ApiGatewayManagementApiClient {
-  const key = `${endpoint} ${maxSockets} ${lane}`;
+export function managementClient(endpoint: string, maxSockets = 64, lane = 'default', { paced = false } = {}): ApiGatewayManagementApiClient {
+  const key = `${endpoint} ${maxSockets} ${lane} ${paced}`;
   let client = clients.get(key);
   if (!client) {
-    client = managementApiClient(endpoint, maxSockets);
+    client = managementApiClient(endpoint, maxSockets, { paced });
     clients.set(key, client);
   }
   return client;

@@ -15,6 +15,13 @@ export interface RetryPolicy {
    * incremented): retried only when the failure proves the server did not act.
    */
   atMostOnce: boolean;
+  /**
+   * The caller paces its calls and handles throttling itself (the fan-out's
+   * pacer): a throttled call is then not retried here, so the first 429 slows
+   * every post of the process at once instead of each post retrying at the
+   * old rate and spending more of the quota that refused it.
+   */
+  callerPaces?: boolean;
 }
 
 /** Node fails with these before a request's first byte is written: the name did not resolve, or no connection was made. */
@@ -72,7 +79,8 @@ export class DeadlineRetryStrategy implements RetryStrategyV2 {
   }
 
   async refreshRetryTokenForRetry(token: StandardRetryToken, errorInfo: RetryErrorInfo): Promise<StandardRetryToken> {
-    const { atMostOnce, baseDelayMs, attemptTimeoutMs, deadlineMs } = this.policy;
+    const { atMostOnce, baseDelayMs, attemptTimeoutMs, deadlineMs, callerPaces } = this.policy;
+    if (callerPaces && errorInfo.errorType === 'THROTTLING') throw new Error('Not retried: throttled, and the caller paces its own retries.');
     if (atMostOnce && !certainlyUnapplied(errorInfo)) throw new Error('Not retried: the request may have been applied.');
     const startedAt = this.startedAt.get(token) ?? Date.now();
     if (Date.now() - startedAt + longestWaitMs(errorInfo, token.getRetryCount(), baseDelayMs) + attemptTimeoutMs > deadlineMs) {

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { Socket } from 'node:dgram';
+import { awsErrorShape, isThrottled } from '../aws/throttling';
 import { invocationScoped } from '../invocation';
 import { metricsService } from './metrics';
 
@@ -102,37 +103,6 @@ function send(document: SubsegmentDocument): void {
   }
 }
 
-/** What an AWS SDK v3 error carries about its answer; other errors (a database's, a socket's) carry none. */
-interface AwsErrorShape {
-  name?: unknown;
-  message?: unknown;
-  $fault?: 'client' | 'server';
-  $metadata?: { httpStatusCode?: number };
-  $retryable?: { throttling?: boolean };
-}
-
-/**
- * The error names the SDK's retry counts as throttling (THROTTLING_ERROR_CODES
- * of @smithy/core, whose isThrottlingError a test holds this to). Not imported:
- * its module would add 13 KB to every read function, which never calls AWS.
- */
-const throttlingErrorNames = new Set([
-  'BandwidthLimitExceeded',
-  'EC2ThrottledException',
-  'LimitExceededException',
-  'PriorRequestNotComplete',
-  'ProvisionedThroughputExceededException',
-  'RequestLimitExceeded',
-  'RequestThrottled',
-  'RequestThrottledException',
-  'SlowDown',
-  'ThrottledException',
-  'Throttling',
-  'ThrottlingException',
-  'TooManyRequestsException',
-  'TransactionInProgressException',
-]);
-
 /**
  * How a failed call is recorded, as the X-Ray SDK records an AWS call's: a
  * 4xx an error (a failed condition, a gone connection), a throttled call a
@@ -141,13 +111,13 @@ const throttlingErrorNames = new Set([
  * a failure with no answer at all (a socket's, a database's).
  */
 export function outcomeOf(failure: unknown): Pick<Subsegment, 'error' | 'throttle' | 'fault' | 'http' | 'cause'> {
-  const shape: AwsErrorShape = failure !== null && typeof failure === 'object' ? failure : {};
+  const shape = awsErrorShape(failure);
   const name = typeof shape.name === 'string' ? shape.name : 'Error';
   const message = typeof shape.message === 'string' ? shape.message : String(failure);
   const status = shape.$metadata?.httpStatusCode;
   const cause = { exceptions: [{ id: newId(), message, type: name }] };
   const http = status === undefined ? {} : { http: { response: { status } } };
-  if (status === 429 || throttlingErrorNames.has(name) || shape.$retryable?.throttling === true) return { error: true, throttle: true, ...http, cause };
+  if (isThrottled(failure)) return { error: true, throttle: true, ...http, cause };
   const clientSide = status !== undefined ? status >= 400 && status < 500 : shape.$fault === 'client';
   return { ...(clientSide ? { error: true as const } : { fault: true as const }), ...http, cause };
 }
