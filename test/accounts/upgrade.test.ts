@@ -1,13 +1,16 @@
 /**
  * Upgrades keep what users stored (docs/deploying.md, "Upgrading"): the
- * database is brought up release by release, each release being the
- * migrations up to one of them, as a stage deployed then would hold them. At
- * each, the API of the stack on that schema stores accounts, linked wallets,
- * open challenges and rate-limit counters; the next release's up step must
- * keep every row, column value and sequence position of the service's schema,
- * and today's API must read every account as it was stored.
+ * database is brought up release by release, as a stage deployed then would
+ * hold it. A release is the last commit before the next migration was added
+ * (test/accounts/releases.ts reads them from git history), and the newest is
+ * today's working tree. Each earlier release runs its own code in a tree taken
+ * from its commit: its own migrations, handlers, local stack and identity
+ * provider store accounts, linked wallets, open challenges and rate-limit
+ * counters through its API. The next release's up steps must keep every row,
+ * column value and sequence position of the service's schema, and today's API
+ * must read every account as it was stored.
  */
-import { chmodSync, copyFileSync, mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { chmodSync, existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DynamoDBClient, ScanCommand } from '@aws-sdk/client-dynamodb';
@@ -15,11 +18,12 @@ import pg from 'pg';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { migrationsDir, serviceSchema } from '@hatchery/core/migrate';
-import { config } from '@hatchery/platform/config';
+import { configSchema } from '@hatchery/platform/config';
 import { startDynalite } from '@hatchery/local/dynamo';
 import { startEmbeddedPostgres, type EmbeddedDatabase } from '@hatchery/local/postgres';
-import { startStack, type RunningStack } from '@hatchery/local/stack';
+import { startStack } from '@hatchery/local/stack';
 import type { TestStack } from '../support/stack';
+import { materialize, type Release, type ReleaseStack, releaseName, releasesFromHistory, startReleaseStack } from './releases';
 import { client, freshCaller, type Account, type Caller, type Challenge } from './support';
 
 interface Snapshot {
@@ -45,17 +49,16 @@ chmodSync(work, 0o755);
 let postgres: EmbeddedDatabase;
 let dynamo: { endpoint: string; stop(): Promise<void> };
 let pool: pg.Pool;
+/** The releases from git history, oldest first; the last is today's working tree. */
+let history: Release[] = [];
 const stored: Stored[] = [];
-/** Per release (its newest migration), what an up step changed in what earlier releases stored: empty when nothing was lost. */
+/** Per release (its newest migration), what its up steps changed in what earlier releases stored: empty when nothing was lost. */
 const lost: Record<string, string[]> = {};
+/** Per release, the migrations the database had once its own stack had started. */
+const applied: Record<string, string[]> = {};
 
-/** A folder holding the migrations of the release whose newest migration is `migrations[count - 1]`. */
-function releaseDir(count: number): string {
-  const dir = join(work, `release-${count}`);
-  mkdirSync(dir, { recursive: true });
-  for (const file of migrations.slice(0, count)) copyFileSync(join(migrationsDir, file), join(dir, file));
-  return dir;
-}
+// The table every release's stack makes; read without config(), which wants the variables only a stack in this process sets.
+const table = configSchema.shape.DYNAMODB_TABLE.parse(process.env.DYNAMODB_TABLE);
 
 async function snapshot(): Promise<Snapshot> {
   const tables: Snapshot['tables'] = {};
@@ -72,7 +75,7 @@ async function snapshot(): Promise<Snapshot> {
     [serviceSchema],
   );
   const dynamoClient = new DynamoDBClient({ endpoint: dynamo.endpoint, region: 'us-east-1', credentials: { accessKeyId: 'local', secretAccessKey: 'local' } });
-  const { Items = [] } = await dynamoClient.send(new ScanCommand({ TableName: config().DYNAMODB_TABLE }));
+  const { Items = [] } = await dynamoClient.send(new ScanCommand({ TableName: table }));
   dynamoClient.destroy();
   return {
     tables,
@@ -103,7 +106,8 @@ function losses(before: Snapshot, after: Snapshot): string[] {
 }
 
 /** Through the API: two accounts that link a wallet, one left with an open challenge; every wallet POST counts against its caller's limit. */
-async function storeThroughApi(stack: RunningStack, release: string): Promise<void> {
+async function storeThroughApi(stack: ReleaseStack, release: string): Promise<void> {
+  // `client` reads only the stack's URL and its identity provider's signToken.
   const asTestStack = stack as unknown as TestStack;
   for (const [index, linked] of [true, true, false].entries()) {
     const caller = freshCaller(`release-${release}-${index}`);
@@ -125,7 +129,8 @@ async function storeThroughApi(stack: RunningStack, release: string): Promise<vo
   }
 }
 
-const start = (migrationsFolder?: string) =>
+/** Today's stack, in this process; each stack of a stage shares its data folder, so its identity provider keeps one key. */
+const start = () =>
   startStack({
     port: 0,
     dataDir: join(work, 'stack'),
@@ -134,28 +139,46 @@ const start = (migrationsFolder?: string) =>
     dynamoEndpoint: dynamo.endpoint,
     demoData: false,
     listener: false,
-    migrationsDir: migrationsFolder,
+    fanOutWorkers: 1,
   });
+
+/** The release's own stack: an earlier one from its commit's tree in a child process, today's in this one. */
+async function startRelease(release: Release): Promise<ReleaseStack> {
+  if (!release.commit) return start();
+  const tree = join(work, `release-${release.commit}`);
+  // The rollback starts a release that already ran.
+  if (!existsSync(tree)) materialize(release.commit, tree);
+  return startReleaseStack(tree, { dataDir: join(work, 'stack'), databaseUrl: postgres.url, dynamoEndpoint: dynamo.endpoint });
+}
+
+const describeRelease = (release: Release) => `${releaseName(release)} (${release.commit ?? 'the working tree'})`;
 
 beforeAll(async () => {
   Object.assign(process.env, { LOG_LEVEL: 'silent', IP_RATE_LIMIT_PER_SECOND: '0' });
+  // First, so a clone without history fails at once, naming the reason.
+  history = releasesFromHistory(migrations);
   postgres = await startEmbeddedPostgres({ dataDir: join(work, 'db'), persistent: false, templateDir: inject('postgresTemplateDir') });
   dynamo = await startDynalite();
   pool = new pg.Pool({ connectionString: postgres.url, max: 2 });
+  // An idle client the server ends as it shuts down, after the pool's end, is no finding (57P01).
+  pool.on('error', () => undefined);
   let before: Snapshot | undefined;
-  // From the first release with accounts (the first migration) to today's; each start applies that release's up steps.
-  for (let count = 1; count <= migrations.length; count++) {
-    const release = migrations[count - 1]!;
-    const stack = await start(count < migrations.length ? releaseDir(count) : undefined);
+  // From the first release with accounts (the first migration) to today's; each release's stack applies its own up steps.
+  for (const release of history) {
+    const name = releaseName(release);
+    const stack = await startRelease(release);
     try {
-      if (before) lost[release] = losses(before, await snapshot());
-      await storeThroughApi(stack, release);
+      applied[name] = (await pool.query<{ name: string }>(`SELECT name FROM ${serviceSchema}.pgmigrations ORDER BY run_on, id`)).rows.map(
+        (row) => `${row.name}.sql`,
+      );
+      if (before) lost[name] = losses(before, await snapshot());
+      await storeThroughApi(stack, name);
       before = await snapshot();
     } finally {
       await stack.stop();
     }
   }
-}, 180_000);
+}, 240_000);
 
 afterAll(async () => {
   await pool?.end();
@@ -165,17 +188,25 @@ afterAll(async () => {
 });
 
 describe('upgrading release by release', () => {
+  it('takes every earlier release from git history, and each applied its own migrations and no later one', () => {
+    const names = history.map(describeRelease).join(', ');
+    expect(history[0]?.migrations, `the releases: ${names}`).toEqual(migrations.slice(0, 1));
+    expect(history.at(-1)?.migrations, `the releases: ${names}`).toEqual(migrations);
+    expect(applied, `the releases: ${names}`).toEqual(Object.fromEntries(history.map((release) => [releaseName(release), release.migrations])));
+  });
+
   it('runs every migration’s up step over what the releases before stored, and loses none of it', () => {
-    expect(Object.keys(lost)).toEqual(migrations.slice(1));
-    expect(lost).toEqual(Object.fromEntries(migrations.slice(1).map((release) => [release, []])));
+    const later = history.slice(1).map(releaseName);
+    expect(Object.keys(lost)).toEqual(later);
+    expect(lost).toEqual(Object.fromEntries(later.map((release) => [release, []])));
   });
 
   it('stored accounts, linked wallets, open challenges and rate-limit counters at every release, so each up step had them to keep', async () => {
     const now = await snapshot();
-    expect(now.tables.accounts).toHaveLength(3 * migrations.length);
-    expect(now.tables.accounts!.filter((row) => row.wallet_address !== null)).toHaveLength(2 * migrations.length);
-    expect(now.tables.wallet_challenges).toHaveLength(migrations.length);
-    expect(now.rateLimitItems.length).toBeGreaterThanOrEqual(3 * migrations.length);
+    expect(now.tables.accounts).toHaveLength(3 * history.length);
+    expect(now.tables.accounts!.filter((row) => row.wallet_address !== null)).toHaveLength(2 * history.length);
+    expect(now.tables.wallet_challenges).toHaveLength(history.length);
+    expect(now.rateLimitItems.length).toBeGreaterThanOrEqual(3 * history.length);
   });
 
   it('lets today’s API read every account as the release that stored it did, and link with a challenge an earlier release opened', async () => {
@@ -201,9 +232,9 @@ describe('upgrading release by release', () => {
     }
   });
 
-  it('rolls back: the release before today’s starts on today’s schema (its migrator has nothing to apply) and reads every account', async () => {
+  it('rolls back: the release before today’s, its own code, starts on today’s schema (its migrator has nothing to apply) and reads every account', async () => {
     const before = await snapshot();
-    const stack = await start(releaseDir(migrations.length - 1));
+    const stack = await startRelease(history.at(-2)!);
     try {
       for (const { release, caller, account } of stored)
         expect((await (await client(stack as unknown as TestStack, caller)).me()).body.id, release).toBe(account.id);
