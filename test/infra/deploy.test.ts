@@ -839,7 +839,7 @@ describe('upgrades (docs/deploying.md, Upgrading)', () => {
         /^prod: aws:rds\/instance:Instance DatabaseInstance's identifier changes from "hatchery-<stage>-databaseinstance-<random>" to "hatchery-db-1": the AWS provider replaces the resource on this input, deleting the database: accounts, linked wallets/,
       ),
       expect.stringMatching(
-        /^prod: aws:rds\/proxyTarget:ProxyTarget DatabaseProxyTarget's dbInstanceIdentifier changes from "hatchery-<stage>-databaseinstance-<random>" to "hatchery-db-1": review/,
+        /^prod: aws:rds\/proxyTarget:ProxyTarget DatabaseProxyTarget's dbInstanceIdentifier changes from "hatchery-<stage>-databaseinstance-<random>" to "hatchery-db-1": the AWS provider replaces the resource on this input, deleting the proxy’s link to the instance/,
       ),
     ]);
   });
