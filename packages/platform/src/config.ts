@@ -14,9 +14,14 @@ const list = z.pipe(
   ),
 );
 
+// Shared by the variables below: every schema built here is work at every function's cold start.
+const wholeNumber = z.coerce.number().check(z.int(), z.gte(0));
+const nonEmpty = z.string().check(z.minLength(1));
+const optionalUrl = z.optional(z.url());
+
 /* @__NO_SIDE_EFFECTS__ */
 function positiveInt(fallback: number) {
-  return z._default(z.coerce.number().check(z.int(), z.gte(0)), fallback);
+  return z._default(wholeNumber, fallback);
 }
 
 /** Every environment variable the service reads; docs/local-stack.md's configuration table mirrors this. */
@@ -35,22 +40,22 @@ export const configSchema = z.object({
     z._default(z.enum(['true', 'false']), 'false'),
     z.transform((value: 'true' | 'false') => value === 'true'),
   ),
-  DYNAMODB_ENDPOINT: z.optional(z.url()),
-  DYNAMODB_TABLE: z._default(z.string().check(z.minLength(1)), 'hatchery'),
-  AWS_REGION: z._default(z.string().check(z.minLength(1)), 'us-east-1'),
-  IDP_PROJECT_ID: z._default(z.string().check(z.minLength(1)), 'hatchery-local'),
+  DYNAMODB_ENDPOINT: optionalUrl,
+  DYNAMODB_TABLE: z._default(nonEmpty, 'hatchery'),
+  AWS_REGION: z._default(nonEmpty, 'us-east-1'),
+  IDP_PROJECT_ID: z._default(nonEmpty, 'hatchery-local'),
   IDP_JWKS_URL: z._default(z.url(), 'https://www.googleapis.com/service_accounts/v1/jwk/securetoken@system.gserviceaccount.com'),
   CORS_ORIGINS: list,
   CORS_ALLOWED_HOST_SUFFIXES: list,
-  SERVICE_NAME: z._default(z.string().check(z.minLength(1)), 'Hatchery'),
+  SERVICE_NAME: z._default(nonEmpty, 'Hatchery'),
   LOG_LEVEL: z._default(z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']), 'info'),
   IP_RATE_LIMIT_PER_SECOND: positiveInt(200),
   WALLET_POSTS_PER_MINUTE: z._default(z.coerce.number().check(z.int(), z.gte(1)), 5),
-  WEBSOCKET_MANAGEMENT_ENDPOINT: z.optional(z.url()),
+  WEBSOCKET_MANAGEMENT_ENDPOINT: optionalUrl,
   /** Set in AWS only (infra/router.ts): the value the router adds to every request; unset, no request is checked. */
   ORIGIN_VERIFY_SECRET: z.optional(z.string().check(z.minLength(16))),
   /** The fan-out function the listener hands large broadcasts to, shard by shard; without it the listener posts every shard itself. */
-  FANOUT_FUNCTION_NAME: z.optional(z.string().check(z.minLength(1))),
+  FANOUT_FUNCTION_NAME: z.optional(nonEmpty),
   /**
    * The fan-out budget: PostToConnection calls a second for every post together (the listener's and every shard's), a
    * tenth of it kept for forgeFulfilled. 5,000 by default, half of API Gateway's default throttle per account and Region
@@ -64,7 +69,7 @@ export const configSchema = z.object({
    */
   FANOUT_MIN_INTERVAL_MS: positiveInt(1_000),
   /** The Lambda API the listener invokes the fan-out function through (the local stack's); AWS's by default. */
-  LAMBDA_ENDPOINT: z.optional(z.url()),
+  LAMBDA_ENDPOINT: optionalUrl,
   /** CloudWatch namespace of the service's metrics; one per stage, so stages sharing an account stay apart. */
   METRICS_NAMESPACE: z._default(z.string().check(z.minLength(1), z.maxLength(255)), 'Hatchery'),
 });
