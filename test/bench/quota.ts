@@ -2,7 +2,8 @@ import type { FanOutBudget } from '@hatchery/core/realtime/budget';
 import { hubPath } from '@hatchery/functions/routes/realtime';
 import { Listener } from '@hatchery/listener/listener';
 import { loadAverage, type BenchSection } from './context';
-import { clientProcess, indexerWrites, percentile, startChild } from './realtime';
+import { startChild } from '../support/child';
+import { clientProcess, indexerWrites, percentile } from './realtime';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, Math.max(0, ms)));
 

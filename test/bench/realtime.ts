@@ -1,4 +1,3 @@
-import { spawn, type ChildProcess } from 'node:child_process';
 import { createServer } from 'node:http';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { BatchWriteCommand, DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
@@ -15,6 +14,7 @@ import { hubConnections, managementClient } from '@hatchery/platform/aws/managem
 import { fanOutHandler, hubPath } from '@hatchery/functions/routes/realtime';
 import { workerPool, type WorkerPool } from '@hatchery/local/gateway/workers';
 import type pg from 'pg';
+import { startChild, type Child } from '../support/child';
 import type { BenchSection } from './context';
 
 /** Wall-clock milliseconds with sub-millisecond precision, comparable across processes. */
@@ -127,33 +127,6 @@ function countingEndpointProcess(): void {
     if (command.cmd === 'count') process.send!({ cmd: 'count', posts });
     else if (command.cmd === 'close') process.exit(0);
   });
-}
-
-export interface Child {
-  request<T>(command: object | undefined, reply: string): Promise<T>;
-  close(): void;
-}
-
-/** A function of this file run in a process of its own, answering commands over IPC. */
-export async function startChild(body: () => void, first: string): Promise<Child & { first: Record<string, unknown> }> {
-  // tsx compiles with esbuild's keepNames, whose `__name` helper the function's source then calls.
-  const source = `const __name = (target) => target; (${body.toString()})()`;
-  const child: ChildProcess = spawn(process.execPath, ['-e', source], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
-  child.once('exit', (code) => {
-    if (code) throw new Error(`a bench process exited with ${code}`);
-  });
-  const replies: Array<{ cmd: string; resolve: (message: unknown) => void }> = [];
-  child.on('message', (message: { cmd: string }) => {
-    const index = replies.findIndex((reply) => reply.cmd === message.cmd);
-    if (index >= 0) replies.splice(index, 1)[0]!.resolve(message);
-  });
-  const request = <T>(command: object | undefined, reply: string) =>
-    new Promise<T>((resolve) => {
-      replies.push({ cmd: reply, resolve: resolve as (message: unknown) => void });
-      if (command) child.send(command);
-    });
-  const ready = await request<Record<string, unknown>>(undefined, first);
-  return { request, close: () => child.send({ cmd: 'close' }), first: ready };
 }
 
 async function countIds(pages: AsyncIterable<string[]>): Promise<number> {

@@ -1,4 +1,3 @@
-import { spawn } from 'node:child_process';
 import { ApiGatewayManagementApiClient, PostToConnectionCommand } from '@aws-sdk/client-apigatewaymanagementapi';
 import { pino } from 'pino';
 import { WebSocket } from 'ws';
@@ -11,6 +10,7 @@ import { connectionStore } from '@hatchery/core/realtime/connections';
 import { inOnePage, post } from '@hatchery/core/realtime/fan-out';
 import type { HubConnections } from '@hatchery/platform/aws/management';
 import { hubPath } from '@hatchery/functions/routes/realtime';
+import { startChild, type Child } from '../support/child';
 import { startTestStack, type TestStack } from '../support/stack';
 import { indexer, sleep, waitFor, wallet } from './support';
 
@@ -33,7 +33,7 @@ const wallMs = () => performance.timeOrigin + performance.now();
 
 let stack: TestStack;
 let writes: ReturnType<typeof indexer>;
-let clients: ClientProcess;
+let clients: Child;
 
 interface Report {
   /** Connections whose last marketChanged is not the final listings. */
@@ -46,11 +46,6 @@ interface Report {
   throttledFrames: number;
   /** The client process's CPU seconds so far and resident memory. */
   cost: { cpuSeconds: number; rssMb: number };
-}
-
-interface ClientProcess {
-  request<T>(command: object, reply: string): Promise<T>;
-  close(): void;
 }
 
 /**
@@ -133,24 +128,6 @@ function clientMain(): void {
   process.send!({ cmd: 'ready' });
 }
 
-async function startClients(): Promise<ClientProcess> {
-  // Vitest compiles with esbuild's keepNames, whose `__name` helper the function's source calls.
-  const source = `const __name = (target) => target; (${clientMain.toString()})()`;
-  const child = spawn(process.execPath, ['-e', source], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
-  const replies: Array<{ cmd: string; resolve: (message: unknown) => void }> = [];
-  child.on('message', (message: { cmd: string }) => {
-    const index = replies.findIndex((reply) => reply.cmd === message.cmd);
-    if (index >= 0) replies.splice(index, 1)[0]!.resolve(message);
-  });
-  const request = <T>(command: object | undefined, reply: string) =>
-    new Promise<T>((resolve) => {
-      replies.push({ cmd: reply, resolve: resolve as (message: unknown) => void });
-      if (command) child.send(command);
-    });
-  await request(undefined, 'ready');
-  return { request, close: () => child.connected && child.send({ cmd: 'close' }) };
-}
-
 /** The watched wallet's browser: a raw SignalR client in this process, subscribed to the wallet, timing each forgeFulfilled. */
 async function watchWallet(url: string): Promise<{ arrivals: Map<string, number>; close(): void }> {
   const socket = new WebSocket(url, { perMessageDeflate: false });
@@ -192,7 +169,7 @@ beforeAll(async () => {
   });
   writes = indexer(stack);
   await createIndexerSchema(writes.pool);
-  clients = await startClients();
+  clients = await startChild(clientMain);
 });
 afterAll(async () => {
   clients?.close();
