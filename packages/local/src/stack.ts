@@ -42,8 +42,6 @@ export interface StackOptions {
   demoData: DemoSize | false;
   /** Copied instead of running initdb (see test/support/global-setup.ts). */
   postgresTemplateDir?: string;
-  /** Where the migrations it applies are; another folder plays an earlier release (test/accounts/upgrade.test.ts). */
-  migrationsDir?: string;
   /** The in-process listener's timing; false runs none (tests that start their own). */
   listener?: Partial<Pick<ListenerOptions, 'pollMs' | 'reconnectMs' | 'fanOutConcurrency' | 'smallAudience' | 'budget'>> | false;
   /** Worker threads of the local Lambda service (default: one per core, at most one per shard). */
@@ -208,7 +206,7 @@ export async function startStack(options: StackOptions): Promise<RunningStack> {
       AWS_SECRET_ACCESS_KEY: process.env.AWS_SECRET_ACCESS_KEY ?? 'local',
     });
 
-    await migrate(databaseUrl, options.migrationsDir);
+    await migrate(databaseUrl);
     const dynamoAdmin = new DynamoDBClient({ endpoint: dynamoEndpoint, region: config().AWS_REGION });
     await ensureTable(dynamoAdmin, config().DYNAMODB_TABLE);
     dynamoAdmin.destroy();
