@@ -7,15 +7,16 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { httpRoutes } from '@hatchery/functions/routes';
 import { wsRoutes } from '@hatchery/functions/routes/realtime';
 import { readRouteKeys, readRouteNames, sizeBudget, sizeBudgets } from '../infra/budgets';
+import { buildLibraryFloor, directLibraries, floorSource } from '../infra/library-floor';
 import { editionsPageStatements } from '../infra/pg-only';
 import { selfTimes, type CpuProfile } from './cpu-profile';
 
-/** The bench's own instruments, where they are pure: the budgets, the pg-only baseline's statements, a profile's self times. */
+/** The bench's own instruments: the budgets, the library floors, the pg-only baseline's statements, a profile's self times. */
 const workdir = mkdtempSync(join(tmpdir(), 'hatchery-instruments-'));
 afterAll(() => rmSync(workdir, { recursive: true, force: true }));
 
 describe('the size budgets of test/infra/budgets.ts', () => {
-  it('give /accounts/me and what is under it 300 KB, other HTTP routes 200 KB (wallet reads included), the hub and fan-out 250 KB; exempt the migrator alone', () => {
+  it('give /accounts/me and what is under it the account budget, other HTTP routes the HTTP one (wallet reads included), the hub and fan-out theirs; exempt the migrator alone', () => {
     const budgets = Object.fromEntries(
       Object.values(httpRoutes).map((route) => [`${route.method} ${route.path}`, sizeBudget({ role: 'http', key: `${route.method} ${route.path}` })]),
     );
@@ -33,6 +34,23 @@ describe('the size budgets of test/infra/budgets.ts', () => {
   it('name as read routes GETs that need no token, one per name', () => {
     expect(readRouteKeys.size).toBe(readRouteNames.length);
     for (const name of readRouteNames) expect([httpRoutes[name].method, httpRoutes[name].auth]).toEqual(['GET', 'none']);
+  });
+});
+
+describe('a function’s library floor', () => {
+  it('holds the third-party libraries its own code imports, each constructed, and none of Hatchery’s code', async () => {
+    const libraries = await directLibraries('packages/functions/src/http/list-editions.ts');
+    expect(libraries).toEqual(expect.arrayContaining(['pg', 'zod', '@middy/core', '@aws-lambda-powertools/logger', '@aws-lambda-powertools/metrics']));
+    expect(libraries.filter((name) => name.startsWith('@hatchery/'))).toEqual([]);
+    const floor = await buildLibraryFloor(libraries, workdir);
+    const code = readFileSync(floor.file, 'utf8');
+    expect(code).not.toMatch(/packages\/(core|functions|platform)\//);
+    const { handler } = (await import(pathToFileURL(floor.file).href)) as { handler: (event: unknown, context: unknown) => Promise<unknown> };
+    expect(await handler({}, { awsRequestId: 'floor', functionName: 'floor' })).toEqual({ statusCode: 200, body: '{}' });
+  }, 60_000);
+
+  it('refuses a library it has no construction for, so a new dependency is given one on purpose', () => {
+    expect(() => floorSource(['left-pad'])).toThrow(/no construction for left-pad/);
   });
 });
 

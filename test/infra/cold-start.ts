@@ -13,7 +13,7 @@ import { httpRoutes, type HttpRoute } from '@hatchery/functions/routes';
 import { fanOutHandler, type WsEvent } from '@hatchery/functions/routes/realtime';
 import { demoAddress } from '@hatchery/local/demo-data';
 import { floorRatioGoal, importRatioGoal, readRouteKeys, sizeBudget, sizeBudgets, verdict, type FunctionRole } from './budgets';
-import { libraryFloors } from './library-floor';
+import { libraryFloors, type LibraryFloor } from './library-floor';
 import { buildPgOnlyBaseline, pgOnlyBaselineSummary } from './pg-only';
 import { deployedFunctions, only, routesOf, state, type DeployedFunction } from './sst/deployed';
 import { runDeploy } from './sst/run';
@@ -253,8 +253,8 @@ export interface ColdStart {
   bundle: Bundle;
   probe: Probe;
   expectedStatus?: number;
-  /** Its library floor (library-floor.ts), probed in the same rounds, when asked for. */
-  floor?: { libraries: string[]; bundle: Bundle; probe: Probe };
+  /** Its library floor (library-floor.ts), probed right after it in each round, when asked for; `ratio` is the median of the rounds' import ratios. */
+  floor?: { libraries: string[]; bundle: Bundle; probe: Probe; ratio: number };
 }
 
 export interface ColdStarts {
@@ -329,22 +329,25 @@ export async function measureColdStarts(
   // Each function's floor, but the migrator's: it runs once per deploy, never in a user's request.
   const floored = options.floors ? measurements.filter((measurement) => measurement.row.via !== 'migrator') : [];
   const floors = await libraryFloors([...new Set(floored.map((measurement) => measurement.row.handler))], join(workdir, 'floors'));
-  const distinctFloors = [...new Set(floors.values())];
-  const floorMeasurements: Measurement[] = distinctFloors.map((floor) => ({
-    once: () => probeBundle({ ...floor, environment: { DATABASE_URL: backing.databaseUrl } }, backing, { event: {} }),
-    row: { key: `floor: ${floor.libraries.join(', ')}`, handler: floor.file, bundle: floor.bundle },
-  }));
-  const all = [...(baseline ? [baseline] : []), ...measurements, ...floorMeasurements];
+  const floorOnce = (floor: LibraryFloor) => () => probeBundle({ ...floor, environment: { DATABASE_URL: backing.databaseUrl } }, backing, { event: {} });
+  const all = [...(baseline ? [baseline] : []), ...measurements];
   const probes = all.map(() => [] as Probe[]);
-  for (let round = 0; round < times; round++) for (const [index, measurement] of all.entries()) probes[index]!.push(await measurement.once());
-  const rows = all.map((measurement, index): ColdStart => ({ ...measurement.row, probe: medianProbe(probes[index]!) }));
-  const floorRows = rows.slice(rows.length - floorMeasurements.length);
-  const functionRows = rows.slice(baseline ? 1 : 0, rows.length - floorMeasurements.length).map((row): ColdStart => {
-    const floor = floors.get(row.handler);
+  // A function's floor is probed right after it in every round, so each round gives a ratio of two imports a moment apart.
+  const floorProbes = all.map(() => [] as Probe[]);
+  for (let round = 0; round < times; round++)
+    for (const [index, measurement] of all.entries()) {
+      probes[index]!.push(await measurement.once());
+      const floor = floored.includes(measurement) ? floors.get(measurement.row.handler) : undefined;
+      if (floor) floorProbes[index]!.push(await floorOnce(floor)());
+    }
+  const rows = all.map((measurement, index): ColdStart => {
+    const row = { ...measurement.row, probe: medianProbe(probes[index]!) };
+    const floor = floorProbes[index]!.length ? floors.get(measurement.row.handler) : undefined;
     if (!floor) return row;
-    const floorRow = floorRows[distinctFloors.indexOf(floor)]!;
-    return { ...row, floor: { libraries: floor.libraries, bundle: floor.bundle, probe: floorRow.probe } };
+    const paired = probes[index]!.map((probe, round) => probe.importMs / floorProbes[index]![round]!.importMs);
+    return { ...row, floor: { libraries: floor.libraries, bundle: floor.bundle, probe: medianProbe(floorProbes[index]!), ratio: median(paired) } };
   });
+  const functionRows = rows.slice(baseline ? 1 : 0);
   return baseline ? { baseline: rows[0], functions: functionRows } : { functions: functionRows };
 }
 
@@ -428,7 +431,7 @@ export function printColdStarts(rows: readonly ColdStart[], options: { times?: n
   const floors = new Map(rows.flatMap((row) => (row.floor ? [[row.floor.libraries.join(', '), row.floor] as const] : [])));
   if (floors.size) {
     console.log(
-      "(floor = a bundle of only the function's own third-party libraries, constructed at init as it constructs them (test/infra/library-floor.ts); × floor = import / floor's import)",
+      "(floor = a bundle of only the function's own third-party libraries, constructed at init as it constructs them (test/infra/library-floor.ts), probed right after the function in each round; × floor = the median of the rounds' import / floor's import)",
     );
     for (const [libraries, floor] of floors)
       console.log(`  floor ${kb(floor.bundle.bytes).padStart(4)} KB ${ms(floor.probe.importMs).padStart(4)} ms: ${libraries || '(none)'}`);
@@ -437,7 +440,7 @@ export function printColdStarts(rows: readonly ColdStart[], options: { times?: n
 }
 
 /** A function's import as a ratio to its library floor's, when both were measured. */
-const floorRatio = (row: ColdStart) => (row.floor && !row.floor.probe.error && !row.probe.error ? row.probe.importMs / row.floor.probe.importMs : undefined);
+const floorRatio = (row: ColdStart) => (row.floor && !row.floor.probe.error && !row.probe.error ? row.floor.ratio : undefined);
 
 /** The goals beside this run's figures: each size group's largest bundle, every function's import against its floor, the read bundles' import ratios. */
 function printGoals(rows: readonly ColdStart[], baseline?: ColdStart): void {
