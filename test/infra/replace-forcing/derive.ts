@@ -9,7 +9,22 @@
  *     --source random=<git-dir of hashicorp/terraform-provider-random>@<commit>
  *
  * Each git dir may be a bare mirror or a clone; files are read with
- * `git --git-dir <dir> show <commit>:<path>`. The commit to pin is the one the
+ * `git --git-dir <dir> show <commit>:<path>`.
+ *
+ * Where no checkout can be had, a provider's files may come from a folder
+ * instead: `--files aws=<dir>`, the folder mirroring the repository's paths
+ * and holding a manifest.json that says where each file was read:
+ *
+ *   { "repo": "hashicorp/terraform-provider-aws",
+ *     "files": { "<path>": { "commit": "<40 hex>", "chars": <the file's length at that commit> } } }
+ *
+ * A saved file shorter than `chars` must be that file's beginning (say, up to
+ * the end of the resource function); the record then names it "the first N
+ * of M characters", and a CustomizeDiff outside those N goes unseen. Each file
+ * has its own commit, and each type's source names the one read. A type whose
+ * file is not in the folder, or whose schema this parser does not read, keeps
+ * its inputs, is marked `unverified` with the reason in `notDerived`, and the
+ * script exits non-zero after writing the record. The commit to pin is the one the
  * installed bridge builds from: @pulumi/random's upstream is the
  * terraform-provider-random pseudo-version in pulumi-random's
  * provider/shim/go.mod at the matching tag; @pulumi/aws's is pulumi-aws's
@@ -132,29 +147,62 @@ const renames: Record<string, Record<string, string>> = {
 
 // ---- reading sources ----------------------------------------------------------------------------
 
-interface Source {
-  gitDir: string;
-  commit: string;
-}
+type Source =
+  | { kind: 'git'; gitDir: string; commit: string }
+  | { kind: 'files'; dir: string; repo: string; files: Record<string, { commit: string; chars: number }> };
+
+const usage = 'usage: --source <aws|random>=<git-dir>@<commit> | --files <aws|random>=<dir with manifest.json>';
 
 function parseArgs(argv: string[]): Partial<Record<Provider, Source>> {
   const sources: Partial<Record<Provider, Source>> = {};
   for (let i = 0; i < argv.length; i++) {
-    if (argv[i] !== '--source') throw new Error(`unknown argument ${argv[i]}; usage: --source <aws|random>=<git-dir>@<commit>`);
-    const match = /^(aws|random)=(.+)@([0-9a-f]{7,40})$/.exec(argv[++i] ?? '');
-    if (!match) throw new Error(`--source wants <aws|random>=<git-dir>@<commit>, got ${argv[i]}`);
-    sources[match[1] as Provider] = { gitDir: match[2]!, commit: match[3]! };
+    const flag = argv[i];
+    const value = argv[++i] ?? '';
+    if (flag === '--source') {
+      const match = /^(aws|random)=(.+)@([0-9a-f]{7,40})$/.exec(value);
+      if (!match) throw new Error(`--source wants <aws|random>=<git-dir>@<commit>, got ${value}`);
+      sources[match[1] as Provider] = { kind: 'git', gitDir: match[2]!, commit: match[3]! };
+    } else if (flag === '--files') {
+      const match = /^(aws|random)=(.+)$/.exec(value);
+      if (!match) throw new Error(`--files wants <aws|random>=<dir>, got ${value}`);
+      const manifest = JSON.parse(readFileSync(join(match[2]!, 'manifest.json'), 'utf8')) as {
+        repo: string;
+        files: Record<string, { commit: string; chars: number }>;
+      };
+      for (const [path, { commit, chars }] of Object.entries(manifest.files))
+        if (!/^[0-9a-f]{40}$/.test(commit) || !Number.isInteger(chars))
+          throw new Error(`${match[2]}/manifest.json: ${path} wants a 40-hex commit and its length in chars`);
+      sources[match[1] as Provider] = { kind: 'files', dir: match[2]!, repo: manifest.repo, files: manifest.files };
+    } else throw new Error(`unknown argument ${flag}; ${usage}`);
   }
   return sources;
 }
 
-function gitShow(source: Source, path: string): string {
+interface Read {
+  text: string;
+  /** Where the text was read, as the record names it: `<path> @ <commit>`, and which part if not all of it. */
+  at: string;
+}
+
+function gitShow(source: Extract<Source, { kind: 'git' }>, path: string): string {
   return execFileSync('git', ['--git-dir', source.gitDir, 'show', `${source.commit}:${path}`], { encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 });
 }
 
 /** The full commit id, so the record names what a reviewer can check out. */
-function resolveCommit(source: Source): string {
+function resolveCommit(source: Extract<Source, { kind: 'git' }>): string {
   return execFileSync('git', ['--git-dir', source.gitDir, 'rev-parse', `${source.commit}^{commit}`], { encoding: 'utf8' }).trim();
+}
+
+function readSource(source: Source, repo: string, path: string): Read {
+  if (source.kind === 'git') return { text: gitShow(source, path), at: `${path} @ ${resolveCommit(source)}` };
+  if (source.repo !== repo) throw new Error(`${source.dir}/manifest.json is of ${source.repo}, not ${repo}`);
+  const entry = source.files[path];
+  if (!entry) throw new Error(`${path} is not in ${source.dir}/manifest.json`);
+  const text = readFileSync(join(source.dir, path), 'utf8');
+  if (text.length > entry.chars)
+    throw new Error(`${source.dir}/${path} has ${text.length} characters, more than the ${entry.chars} the manifest says the file has`);
+  const part = text.length < entry.chars ? ` (the first ${text.length} of its ${entry.chars} characters)` : '';
+  return { text, at: `${path} @ ${entry.commit}${part}` };
 }
 
 // ---- a small Go reader: braces, strings and comments, no more ------------------------------------
@@ -222,7 +270,10 @@ function entries(literal: string): { key: string; value: string }[] {
 function keyName(key: string, attrConsts: Map<string, string>, where: string): string {
   if (key.startsWith('"')) return JSON.parse(key) as string;
   const name = attrConsts.get(key.replace(/^names\./, ''));
-  if (!name) throw new Error(`${where}: schema key ${key} is not a string nor a names.Attr constant this commit defines`);
+  if (!name)
+    throw new Error(
+      `${where}: schema key ${key} is not a string nor a names.Attr constant of the names files read (the same commit from git; the folder's names/attr_consts*.go)`,
+    );
   return name;
 }
 
@@ -331,8 +382,9 @@ export interface ReplaceForcingEntry {
   conditionally?: string[];
   /** Replace-forcing attributes of the source that the installed SDK does not take as inputs (computed-only, or not in this SDK version). */
   notInSdk?: string[];
-  /** Kept from a hand-made entry whose source was not read; derive.ts never writes it. */
+  /** Not derived: the inputs are kept from the previous record, and `notDerived` (when derive.ts wrote it) says why. */
   unverified?: true;
+  notDerived?: string;
 }
 
 export interface ReplaceForcingRecord {
@@ -341,12 +393,12 @@ export interface ReplaceForcingRecord {
 }
 
 const note =
-  'Inputs whose change makes the provider replace the resource (delete it, create another), as the Pulumi names of the installed SDK’s Args, for every type of infra/stateful.ts. The Pulumi providers are bridged from Terraform’s, which decides a replacement by ForceNew (SDKv2) or a RequiresReplace plan modifier (plugin framework); “inputs” are the top-level attributes so marked, or holding a nested attribute so marked, in the schema source named by “source”; “conditionally” are those a CustomizeDiff forces new under a condition; “notInSdk” are replace-forcing attributes the installed SDK does not take. Regenerate with test/infra/replace-forcing/derive.ts (its header says how), never by hand. test/infra/stateful.test.ts checks every type is here and every name against the installed SDK. Every other recorded input is compared too: this list only says which changes replace.';
+  'Inputs whose change makes the provider replace the resource (delete it, create another), as the Pulumi names of the installed SDK’s Args, for every type of infra/stateful.ts. The Pulumi providers are bridged from Terraform’s, which decides a replacement by ForceNew (SDKv2) or a RequiresReplace plan modifier (plugin framework); “inputs” are the top-level attributes so marked, or holding a nested attribute so marked, in the schema source named by “source”; “conditionally” are those a CustomizeDiff forces new under a condition; “notInSdk” are replace-forcing attributes the installed SDK does not take. Regenerate with test/infra/replace-forcing/derive.ts (its header says how), never by hand. test/infra/stateful.test.ts checks every type is here and every name against the installed SDK. Every other recorded input is compared too: this list only says which changes replace. Where the AWS entries come from: no checkout of hashicorp/terraform-provider-aws could be had, so they are derived (--files aws=<dir>) from copies of single files that a code index of public repositories holds, each file at the commit its “source” names; the index lists one commit per file and does not date it, so these are not known to be the newest nor the upstream of the installed @pulumi/aws (7.20.0). An entry marked “unverified” was not derived: “notDerived” says why, and its inputs are the earlier hand-read list. Re-run with --source aws=<git-dir>@<commit of pulumi-aws’s upstream submodule> when a checkout is at hand.';
 
-function derive(type: string, origin: Origin, source: Source, commit: string, attrConsts: Map<string, string>): ReplaceForcingEntry {
-  const where = `${origin.repo} ${origin.path} @ ${commit}`;
-  const src = gitShow(source, origin.path);
-  const attributes = origin.framework ? frameworkAttributes(src, origin, where) : sdkv2Attributes(src, origin, attrConsts, where);
+function derive(type: string, origin: Origin, source: Source, names: Names): ReplaceForcingEntry {
+  const { text: src, at } = readSource(source, origin.repo, origin.path);
+  const where = `${origin.repo} ${at}`;
+  const attributes = origin.framework ? frameworkAttributes(src, origin, where) : sdkv2Attributes(src, origin, names.consts, where);
   if (attributes.length < 2) throw new Error(`${where}: read only ${attributes.length} attributes, which cannot be the whole schema`);
   const args = argsOf(type);
   const inputs: string[] = [];
@@ -358,55 +410,80 @@ function derive(type: string, origin: Origin, source: Source, commit: string, at
   }
   const conditionally = origin.framework
     ? []
-    : conditionallyForcing(src, attrConsts, where).flatMap((name) => {
+    : conditionallyForcing(src, names.consts, where).flatMap((name) => {
         const attribute = attributes.find((a) => a.name === name);
         const pulumi = attribute && pulumiName(type, attribute, args);
         return pulumi && !inputs.includes(pulumi) ? [pulumi] : [];
       });
+  // Where the file reads its keys from names.Attr* and those come from another commit (a folder's files each have their own), say which.
+  const namesAt = source.kind === 'files' && /\bnames\.Attr\w/.test(src) ? `; names.Attr* from ${names.at}` : '';
   return {
-    source: `${origin.repo} ${origin.path} @ ${commit}, ${origin.fn}()`,
+    source: `${where}, ${origin.fn}()${namesAt}`,
     inputs: inputs.sort(),
     ...(conditionally.length ? { conditionally: conditionally.sort() } : {}),
     ...(notInSdk.length ? { notInSdk: notInSdk.sort() } : {}),
   };
 }
 
-/** names.Attr* constants of terraform-provider-aws at the same commit (schema keys use them). */
-function attrConstants(source: Source | undefined, provider: Provider): Map<string, string> {
+interface Names {
+  consts: Map<string, string>;
+  /** Which files they were read from, for the record. */
+  at: string;
+}
+
+/** names.Attr* constants of terraform-provider-aws (schema keys use them): at the same commit from git, or the folder's copies. */
+function attrConstants(source: Source | undefined, provider: Provider): Names {
   const consts = new Map<string, string>();
-  if (!source || provider !== 'aws') return consts;
+  if (!source || provider !== 'aws') return { consts, at: '' };
   // The constants moved into a generated file in later releases; earlier ones keep the few they have in attr_consts.go.
-  const file = ['names/attr_consts_gen.go', 'names/attr_consts.go']
-    .map((path) => {
-      try {
-        return gitShow(source, path);
-      } catch {
-        return '';
-      }
-    })
-    .join('\n');
-  for (const match of file.matchAll(/^\s*(Attr\w+)\s*=\s*"([^"]+)"/gm)) consts.set(match[1]!, match[2]!);
-  return consts;
+  const read = ['names/attr_consts_gen.go', 'names/attr_consts.go'].flatMap((path) => {
+    if (source.kind === 'files' && !source.files[path]) return [];
+    try {
+      return [readSource(source, 'hashicorp/terraform-provider-aws', path)];
+    } catch {
+      return [];
+    }
+  });
+  for (const { text } of read) for (const match of text.matchAll(/^\s*(Attr\w+)\s*=\s*"([^"]+)"/gm)) consts.set(match[1]!, match[2]!);
+  return { consts, at: read.map((r) => r.at).join(', ') || 'no names file' };
 }
 
 function main(): void {
   const sources = parseArgs(process.argv.slice(2));
-  if (Object.keys(sources).length === 0) throw new Error('give at least one --source <aws|random>=<git-dir>@<commit>');
+  if (Object.keys(sources).length === 0) throw new Error(`give at least one source; ${usage}`);
   const previous = JSON.parse(readFileSync(outFile, 'utf8')) as ReplaceForcingRecord;
-  const commits = Object.fromEntries(Object.entries(sources).map(([provider, source]) => [provider, resolveCommit(source)]));
-  const consts = { aws: attrConstants(sources.aws, 'aws'), random: new Map<string, string>() };
+  const names = { aws: attrConstants(sources.aws, 'aws'), random: attrConstants(undefined, 'random') };
   const types: Record<string, ReplaceForcingEntry> = {};
+  const failures: string[] = [];
   for (const type of Object.keys(statefulResources).sort()) {
     const origin = origins[type];
     if (!origin) throw new Error(`${type} is stateful (infra/stateful.ts) but has no origin here: add where its schema lives`);
     const source = sources[origin.provider];
     const kept = previous.types[type];
-    if (source) types[type] = derive(type, origin, source, commits[origin.provider]!, consts[origin.provider]);
-    else if (kept) types[type] = kept;
-    else throw new Error(`${type}: no entry to keep and no --source ${origin.provider} to derive one`);
-    console.log(`${type}: ${types[type]!.inputs.join(', ') || '(none)'}${source ? '' : ' (kept)'}`);
+    if (source) {
+      try {
+        types[type] = derive(type, origin, source, names[origin.provider]);
+      } catch (error) {
+        // One type's schema this parser cannot read leaves that type's entry as it was, flagged with why; the others are still derived.
+        const reason = error instanceof Error ? error.message : String(error);
+        failures.push(`${type}: ${reason}`);
+        const keptFrom = kept?.source.replace(/^NOT DERIVED from .*?; the inputs are the previous entry’s: /, '') ?? 'none';
+        types[type] = {
+          source: `NOT DERIVED from ${origin.repo} ${origin.path}; the inputs are the previous entry’s: ${keptFrom}`,
+          inputs: kept?.inputs ?? [],
+          unverified: true,
+          notDerived: reason,
+        };
+      }
+    } else if (kept) types[type] = kept;
+    else throw new Error(`${type}: no entry to keep and no source for ${origin.provider} to derive one`);
+    console.log(`${type}: ${types[type]!.inputs.join(', ') || '(none)'}${source ? (types[type]!.unverified ? ' (NOT DERIVED)' : '') : ' (kept)'}`);
   }
   writeFileSync(outFile, `${JSON.stringify({ '//': note, types } satisfies ReplaceForcingRecord, null, 2)}\n`);
+  if (failures.length) {
+    console.error(`\n${failures.length} type(s) not derived, their entries kept and flagged unverified:\n${failures.join('\n')}`);
+    process.exitCode = 1;
+  }
 }
 
 main();
