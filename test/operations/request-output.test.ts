@@ -1,16 +1,18 @@
-import { afterEach, describe, expect, it, vi } from 'vitest';
-import * as fs from 'node:fs';
+import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
 
-vi.mock('node:fs', async (original) => ({ ...(await original<typeof import('node:fs')>()), writeSync: vi.fn(() => 0) }));
+// stdout.ts takes writeSync from Node's CommonJS fs when it is first imported (below, in each test): spied on before that.
+const fs = process.getBuiltinModule('node:fs');
+const writeSync = vi.spyOn(fs, 'writeSync').mockImplementation(() => 0);
+afterAll(() => writeSync.mockRestore());
 
 /** The lines a request ends with leave in one write; any other line leaves at once. */
 describe('held lines', () => {
-  afterEach(() => vi.mocked(fs.writeSync).mockReset());
+  afterEach(() => writeSync.mockReset());
 
   it('writes the lines written between hold and release with one write, in order, and others at once', async () => {
     const { holdLines, releaseLines, writeLine } = await import('@hatchery/platform/stdout');
     const written: string[] = [];
-    vi.mocked(fs.writeSync).mockImplementation(((_fd: number, data: string | Uint8Array) => {
+    writeSync.mockImplementation(((_fd: number, data: string | Uint8Array) => {
       const text = typeof data === 'string' ? data : Buffer.from(data).toString();
       written.push(text);
       return Buffer.byteLength(text);
@@ -30,7 +32,7 @@ describe('held lines', () => {
     const { writeLine } = await import('@hatchery/platform/stdout');
     const chunks: string[] = [];
     let call = 0;
-    vi.mocked(fs.writeSync).mockImplementation(((_fd: number, data: string | Uint8Array, offset?: number) => {
+    writeSync.mockImplementation(((_fd: number, data: string | Uint8Array, offset?: number) => {
       call++;
       if (call === 2) throw Object.assign(new Error('busy'), { code: 'EAGAIN' });
       const bytes = typeof data === 'string' ? Buffer.from(data) : Buffer.from(data).subarray(offset ?? 0);
