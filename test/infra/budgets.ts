@@ -1,4 +1,4 @@
-import { httpRoutes, type HttpRouteName } from '@hatchery/functions/routes';
+import type { HttpRouteName } from '@hatchery/functions/routes';
 
 /**
  * The goals of lean functions, in one place: test/infra/bundles.test.ts
@@ -61,7 +61,7 @@ export function sizeBudget(fn: { role: FunctionRole; key: string }): SizeBudget 
   }
 }
 
-/** The read handlers: the cold start's import goal and the warm section are about these. */
+/** The read handlers, which the warm section measures. */
 export const readRouteNames = [
   'listEditions',
   'listListings',
@@ -74,10 +74,14 @@ export const readRouteNames = [
   'health',
 ] as const satisfies readonly HttpRouteName[];
 
-export const readRouteKeys: ReadonlySet<string> = new Set(readRouteNames.map((name) => `${httpRoutes[name].method} ${httpRoutes[name].path}`));
-
-/** A read bundle's import (Lambda's init phase) at most this many times the pg-only bundle's, measured in the same run. */
-export const importRatioGoal = 1.5;
+/*
+ * A read's import was once held to 1.5× the pg-only bundle's. Since the
+ * functions log and publish metrics through Powertools and validate with zod
+ * (docs/deploying.md, "Function sizes and cold starts"), a read's libraries
+ * alone, its floor, import at about 1.6× that bundle, so no read could meet
+ * it: the floor goal below replaced it. The bench still prints each function's
+ * import against the pg-only bundle, as the cost of everything over pg.
+ */
 
 /** Every function's import (Lambda's init phase) at most this many times its library floor's (library-floor.ts), measured in the same run. */
 export const floorRatioGoal = 1.25;

@@ -12,7 +12,7 @@ import { originVerifyHeader } from '@hatchery/core/origin-verify';
 import { httpRoutes, type HttpRoute } from '@hatchery/functions/routes';
 import { fanOutHandler, type WsEvent } from '@hatchery/functions/routes/realtime';
 import { demoAddress } from '@hatchery/local/demo-data';
-import { floorRatioGoal, importRatioGoal, readRouteKeys, sizeBudget, sizeBudgets, verdict, type FunctionRole } from './budgets';
+import { floorRatioGoal, sizeBudget, sizeBudgets, verdict, type FunctionRole } from './budgets';
 import { libraryFloors, type LibraryFloor } from './library-floor';
 import { buildPgOnlyBaseline, pgOnlyBaselineSummary } from './pg-only';
 import { deployedFunctions, only, routesOf, state, type DeployedFunction } from './sst/deployed';
@@ -436,14 +436,14 @@ export function printColdStarts(rows: readonly ColdStart[], options: { times?: n
     for (const [libraries, floor] of floors)
       console.log(`  floor ${kb(floor.bundle.bytes).padStart(4)} KB ${ms(floor.probe.importMs).padStart(4)} ms: ${libraries || '(none)'}`);
   }
-  printGoals(rows, baseline);
+  printGoals(rows);
 }
 
 /** A function's import as a ratio to its library floor's, when both were measured. */
 const floorRatio = (row: ColdStart) => (row.floor && !row.floor.probe.error && !row.probe.error ? row.floor.ratio : undefined);
 
-/** The goals beside this run's figures: each size group's largest bundle, every function's import against its floor, the read bundles' import ratios. */
-function printGoals(rows: readonly ColdStart[], baseline?: ColdStart): void {
+/** The goals beside this run's figures: each size group's largest bundle, every function's import against its floor. */
+function printGoals(rows: readonly ColdStart[]): void {
   console.log('Goals (test/infra/budgets.ts):');
   const budgeted = rows.flatMap((row) => {
     const budget = row.via && sizeBudget({ role: row.via, key: row.key });
@@ -469,13 +469,4 @@ function printGoals(rows: readonly ColdStart[], baseline?: ColdStart): void {
         `${floored.filter((each) => each.ratio > floorRatioGoal).length} of ${floored.length} over; ${Math.min(...floored.map((each) => each.ratio)).toFixed(2)}–${worst.ratio.toFixed(2)}× (largest ${worst.row.key})`,
     );
   }
-  if (!baseline || baseline.probe.error) return;
-  const reads = rows.filter((row) => readRouteKeys.has(row.key) && !row.probe.error);
-  if (!reads.length) return;
-  const ratios = reads.map((row) => ({ row, ratio: row.probe.importMs / baseline.probe.importMs }));
-  const worst = ratios.reduce((a, b) => (b.ratio > a.ratio ? b : a));
-  console.log(
-    `  ${`read bundle import ≤ ${importRatioGoal}× the pg-only baseline (${ms(baseline.probe.importMs)} ms)`.padEnd(60)} ${verdict(worst.ratio <= importRatioGoal)}: ` +
-      `${ratios.filter((each) => each.ratio > importRatioGoal).length} of ${reads.length} over; ${Math.min(...ratios.map((each) => each.ratio)).toFixed(2)}–${worst.ratio.toFixed(2)}× (largest ${worst.row.key})`,
-  );
 }
