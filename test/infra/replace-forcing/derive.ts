@@ -286,9 +286,15 @@ interface Attribute {
 
 const forceNew = /\bForceNew:\s*true\b/;
 
+/** The resource function as this file spells it: releases differ in whether it is exported (resourceX or ResourceX). */
+function sdkv2Function(src: string, fn: string): string {
+  const exported = `${fn[0]!.toUpperCase()}${fn.slice(1)}`;
+  return new RegExp(`^func ${exported}\\(`, 'm').test(src) ? exported : fn;
+}
+
 /** SDKv2: the top-level attributes of the resource's Schema map. */
 function sdkv2Attributes(src: string, origin: Origin, attrConsts: Map<string, string>, where: string): Attribute[] {
-  const body = functionBody(src, `(?:${origin.fn}|${origin.fn[0]!.toUpperCase()}${origin.fn.slice(1)})`, where);
+  const body = functionBody(src, sdkv2Function(src, origin.fn), where);
   let literal: string;
   const inline = /\bSchema:\s*map\[string\]\*schema\.Schema\{/.exec(body);
   const named = /\bSchema:\s*(\w+),/.exec(body);
@@ -418,7 +424,7 @@ function derive(type: string, origin: Origin, source: Source, names: Names): Rep
   // Where the file reads its keys from names.Attr* and those come from another commit (a folder's files each have their own), say which.
   const namesAt = source.kind === 'files' && /\bnames\.Attr\w/.test(src) ? `; names.Attr* from ${names.at}` : '';
   return {
-    source: `${where}, ${origin.fn}()${namesAt}`,
+    source: `${where}, ${origin.framework ? origin.fn : sdkv2Function(src, origin.fn)}()${namesAt}`,
     inputs: inputs.sort(),
     ...(conditionally.length ? { conditionally: conditionally.sort() } : {}),
     ...(notInSdk.length ? { notInSdk: notInSdk.sort() } : {}),
