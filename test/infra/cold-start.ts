@@ -253,7 +253,7 @@ export interface ColdStart {
   bundle: Bundle;
   probe: Probe;
   expectedStatus?: number;
-  /** Its library floor (library-floor.ts), probed right after it in each round, when asked for; `ratio` is the median of the rounds' import ratios. */
+  /** Its library floor (library-floor.ts), probed beside it in each round, when asked for; `ratio` is the median of the rounds' import ratios. */
   floor?: { libraries: string[]; bundle: Bundle; probe: Probe; ratio: number };
 }
 
@@ -332,13 +332,15 @@ export async function measureColdStarts(
   const floorOnce = (floor: LibraryFloor) => () => probeBundle({ ...floor, environment: { DATABASE_URL: backing.databaseUrl } }, backing, { event: {} });
   const all = [...(baseline ? [baseline] : []), ...measurements];
   const probes = all.map(() => [] as Probe[]);
-  // A function's floor is probed right after it in every round, so each round gives a ratio of two imports a moment apart.
+  // A function's floor is probed beside it in every round, so each round gives a ratio of two imports a moment apart;
+  // the two take turns going first, so that whatever favours the first or the second of a pair weighs on both alike.
   const floorProbes = all.map(() => [] as Probe[]);
   for (let round = 0; round < times; round++)
     for (const [index, measurement] of all.entries()) {
-      probes[index]!.push(await measurement.once());
       const floor = floored.includes(measurement) ? floors.get(measurement.row.handler) : undefined;
-      if (floor) floorProbes[index]!.push(await floorOnce(floor)());
+      if (floor && round % 2 === 1) floorProbes[index]!.push(await floorOnce(floor)());
+      probes[index]!.push(await measurement.once());
+      if (floor && round % 2 === 0) floorProbes[index]!.push(await floorOnce(floor)());
     }
   const rows = all.map((measurement, index): ColdStart => {
     const row = { ...measurement.row, probe: medianProbe(probes[index]!) };
@@ -431,7 +433,7 @@ export function printColdStarts(rows: readonly ColdStart[], options: { times?: n
   const floors = new Map(rows.flatMap((row) => (row.floor ? [[row.floor.libraries.join(', '), row.floor] as const] : [])));
   if (floors.size) {
     console.log(
-      "(floor = a bundle of only the function's own third-party libraries, constructed at init as it constructs them (test/infra/library-floor.ts), probed right after the function in each round; × floor = the median of the rounds' import / floor's import)",
+      "(floor = a bundle of only the function's own third-party libraries, constructed at init as it constructs them (test/infra/library-floor.ts), probed beside the function in each round, each going first in turn; × floor = the median of the rounds' import / floor's import)",
     );
     for (const [libraries, floor] of floors)
       console.log(`  floor ${kb(floor.bundle.bytes).padStart(4)} KB ${ms(floor.probe.importMs).padStart(4)} ms: ${libraries || '(none)'}`);
