@@ -1,4 +1,4 @@
-import { httpRoutes } from '@hatchery/functions/routes';
+import { responseOf } from '@hatchery/functions/responses';
 import { createClient, type Client, type RouteName } from '../../packages/client/src/index';
 import type { TestStack } from '../support/stack';
 
@@ -16,7 +16,7 @@ export function publicClient(stack: TestStack, getToken?: () => string): Client 
     baseUrl: stack.url,
     getToken,
     validate: (route: RouteName, body: unknown) => {
-      const schema = (httpRoutes[route] as { response?: { parse(value: unknown): unknown } }).response;
+      const schema = responseOf(route);
       if (!schema) throw new Error(`${route} has no response schema`);
       return schema.parse(body);
     },

@@ -4,6 +4,7 @@ import type * as z from '@hatchery/platform/schema';
 import type { httpRoutes } from '@hatchery/functions/routes';
 import type { hubPath } from '@hatchery/functions/routes/realtime';
 import type { problemSchema } from '@hatchery/functions/problem-schema';
+import type { responses } from '@hatchery/functions/responses';
 
 type Table = typeof httpRoutes;
 type Flat<T> = { [P in keyof T]: T[P] };
@@ -12,7 +13,7 @@ type Flat<T> = { [P in keyof T]: T[P] };
 type RequestPart<R, P extends 'params' | 'body' | 'query'> = R extends { request: { [Q in P]: infer S extends z.ZodMiniType } }
   ? { [Q in P]: P extends 'query' ? z.output<S> : z.input<S> }
   : {};
-type ResponsePart<R> = R extends { response: infer S extends z.ZodMiniType } ? { response: z.output<S> } : {};
+type ResponsePart<K> = K extends keyof typeof responses ? { response: z.output<(typeof responses)[K]> } : {};
 /** A list's filter and sort fields by name, with the type of each: what the filter builder needs of the read model's field map. */
 type FieldsPart<R> = R extends { list: { fields: infer F } } ? { fields: { [N in keyof F]: F[N] extends { type: infer T } ? T : never } } : {};
 
@@ -29,7 +30,7 @@ export interface ServerTypes {
         RequestPart<Table[K], 'params'> &
         RequestPart<Table[K], 'body'> &
         RequestPart<Table[K], 'query'> &
-        ResponsePart<Table[K]> &
+        ResponsePart<K> &
         FieldsPart<Table[K]>
     >;
   };

@@ -4,6 +4,7 @@ import type { FieldMap, FieldType } from '@hatchery/core/query/compile';
 import * as z from '@hatchery/platform/schema';
 import { httpRoutes, type HttpRoute } from './routes';
 import { problemSchema } from './problem-schema';
+import { responseOf } from './responses';
 import { exampleWallet } from './schemas';
 
 type JsonSchema = {
@@ -227,11 +228,12 @@ function problemResponse(route: HttpRoute, status: number) {
   };
 }
 
-function successResponse(route: HttpRoute) {
+function successResponse(name: string, route: HttpRoute) {
   if (route.produces === 'text/html') return { description: 'An HTML page.', content: { 'text/html': { schema: { type: 'string' } } } };
   if (route.produces === 'other') return { description: 'The file.', content: { '*/*': { schema: { type: 'string', format: 'binary' } } } };
-  if (!route.response) return { description: 'OK', content: { 'application/json': { schema: { type: 'object' } } } };
-  const schema = outputSchema(route.response);
+  const response = responseOf(name);
+  if (!response) return { description: 'OK', content: { 'application/json': { schema: { type: 'object' } } } };
+  const schema = outputSchema(response);
   const indexed = route.indexed && {
     headers: {
       'X-Indexed-Block': {
@@ -272,7 +274,7 @@ function operation(name: string, route: HttpRoute) {
     ...(body && { requestBody: { required: true, content: { 'application/json': { schema: body, example: exampleFor(body, demoStringsFor(route.path)) } } } }),
     ...(route.list && { 'x-default-order': defaultOrderOf(route.list) }),
     responses: {
-      200: successResponse(route),
+      200: successResponse(name, route),
       ...Object.fromEntries([...statuses].sort().map((status) => [status, problemResponse(route, status)])),
     },
   };

@@ -1,5 +1,4 @@
 import type { ListSource } from '@hatchery/core/query/page-query';
-import type * as z from '@hatchery/platform/schema';
 import type { InputSchemas } from './middleware/validate-input';
 import { accountRoutes } from './routes/accounts';
 import { foundationRoutes } from './routes/foundation';
@@ -19,7 +18,6 @@ export interface HttpRoute {
   auth: 'jwt' | 'none';
   summary: string;
   request?: InputSchemas;
-  response?: z.ZodMiniType;
   /** Problem statuses this route can answer besides 422/500/503, for the OpenAPI document. */
   problems?: readonly number[];
   /** What a success carries: JSON by default (the handler's value, serialized); HTML and anything else the handler shapes itself. */

@@ -3,6 +3,7 @@ import type * as z from '@hatchery/platform/schema';
 import { httpRoutes, type HttpRoute } from '@hatchery/functions/routes';
 import { hubPath } from '@hatchery/functions/routes/realtime';
 import { problemSchema } from '@hatchery/functions/problem-schema';
+import { responseOf, responses } from '@hatchery/functions/responses';
 import { exampleWallet } from '@hatchery/functions/schemas';
 
 export interface SmokeOptions {
@@ -59,14 +60,17 @@ function shapeProblems(schema: z.ZodMiniType, body: unknown): string | undefined
 
 /** A GET of every public JSON route of the route table, its answer checked against the route's response schema. */
 function publicRouteChecks(options: SmokeOptions): Check[] {
-  const routes = Object.values<HttpRoute>(httpRoutes).filter((route) => route.method === 'GET' && route.auth === 'none' && route.response);
-  return routes.map((route) => ({
+  const routes = Object.entries<HttpRoute>(httpRoutes).flatMap(([name, route]) => {
+    const schema = responseOf(name);
+    return route.method === 'GET' && route.auth === 'none' && schema ? [{ route, schema }] : [];
+  });
+  return routes.map(({ route, schema }) => ({
     name: `GET ${route.path}`,
     run: async () => {
       const url = new URL(route.path.replace('{address}', options.address).replace(/^\//, ''), withSlash(options.baseUrl));
       const { response, body } = await fetchJson(url);
       if (response.status !== 200) fail(`${response.status} ${JSON.stringify(body).slice(0, 200)}`);
-      const problems = shapeProblems(route.response!, body);
+      const problems = shapeProblems(schema, body);
       if (problems) fail(`unexpected shape: ${problems}`);
       const items = (body as { items?: unknown[]; totalCount?: number }).items;
       return { detail: items ? `200, ${items.length} of ${(body as { totalCount: number }).totalCount}` : '200' };
@@ -133,7 +137,7 @@ function otherChecks(options: SmokeOptions): Check[] {
       run: async () => {
         const { response, body } = await fetchJson(new URL('accounts/me', base), { headers: { authorization: `Bearer ${token}` } });
         if (response.status !== 200) fail(`${response.status} ${JSON.stringify(body).slice(0, 200)}`);
-        const problems = shapeProblems(httpRoutes.getMe.response, body);
+        const problems = shapeProblems(responses.getMe, body);
         if (problems) fail(`unexpected shape: ${problems}`);
         return { detail: `200, account ${(body as { id: string }).id}` };
       },

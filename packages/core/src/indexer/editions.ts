@@ -4,7 +4,7 @@ import { bigIntString } from './wire';
 import { indexerTable } from './names';
 import * as z from '@hatchery/platform/schema';
 
-export const editionSchema = z.object({
+export const editionSchema = /* @__PURE__ */ z.object({
   id: bigIntString,
   name: z.string(),
   artUri: z.string(),

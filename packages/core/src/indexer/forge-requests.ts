@@ -4,7 +4,7 @@ import { bigIntString, indexerAddress } from './wire';
 import { indexerTable } from './names';
 import * as z from '@hatchery/platform/schema';
 
-export const forgeRequestSchema = z.object({
+export const forgeRequestSchema = /* @__PURE__ */ z.object({
   requestId: bigIntString,
   tier: z.int(),
   status: z.string(),

@@ -4,7 +4,7 @@ import { addressString, bigIntString } from './wire';
 import { indexerTable } from './names';
 import * as z from '@hatchery/platform/schema';
 
-export const listingSchema = z.object({
+export const listingSchema = /* @__PURE__ */ z.object({
   tokenId: bigIntString,
   seller: addressString,
   price: bigIntString.check(z.describe('Wei.')),

@@ -4,7 +4,7 @@ import { bigIntString, indexerAddress } from './wire';
 import { indexerTable } from './names';
 import * as z from '@hatchery/platform/schema';
 
-export const nftItemSchema = z.object({
+export const nftItemSchema = /* @__PURE__ */ z.object({
   tokenId: bigIntString,
   attributes: z.object({
     health: z.int(),

@@ -4,7 +4,7 @@ import { addressString, bigIntString } from './wire';
 import { indexerTable } from './names';
 import * as z from '@hatchery/platform/schema';
 
-export const saleSchema = z.object({
+export const saleSchema = /* @__PURE__ */ z.object({
   tokenId: bigIntString,
   seller: addressString,
   buyer: addressString,

@@ -4,7 +4,7 @@ import { bigIntString, indexerAddress } from './wire';
 import { indexerTable } from './names';
 import * as z from '@hatchery/platform/schema';
 
-export const stakingPairSchema = z.object({
+export const stakingPairSchema = /* @__PURE__ */ z.object({
   pairId: bigIntString,
   maleId: bigIntString,
   femaleId: bigIntString,

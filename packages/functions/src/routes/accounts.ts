@@ -1,4 +1,4 @@
-import { accountSchema, challengeSchema, linkWalletBodySchema } from '@hatchery/core/accounts/wire';
+import { linkWalletBodySchema } from '@hatchery/core/accounts/wire';
 import type { HttpRoute } from '../routes';
 
 /** Provisioning runs before every protected handler: 409 for an email of another account, 422 for an invalid email or nickname. */
@@ -10,7 +10,6 @@ export const getMe = {
   handler: 'packages/functions/src/http/get-me.handler',
   auth: 'jwt',
   summary: 'The caller’s account (created on the first authenticated request).',
-  response: accountSchema,
   problems: [...provisioningProblems, 404],
 } as const satisfies HttpRoute;
 
@@ -20,7 +19,6 @@ export const requestWalletNonce = {
   handler: 'packages/functions/src/http/request-wallet-nonce.handler',
   auth: 'jwt',
   summary: 'A challenge to sign with the wallet to link (the same one while it lives); 409 when a wallet is linked.',
-  response: challengeSchema,
   problems: [...provisioningProblems, 429],
 } as const satisfies HttpRoute;
 
@@ -31,7 +29,6 @@ export const linkWallet = {
   auth: 'jwt',
   summary: 'Links the wallet that signed the current challenge (EIP-191 personal_sign of its message).',
   request: { body: linkWalletBodySchema },
-  response: accountSchema,
   problems: [...provisioningProblems, 410, 429],
 } as const satisfies HttpRoute;
 
@@ -41,7 +38,6 @@ export const unlinkWallet = {
   handler: 'packages/functions/src/http/unlink-wallet.handler',
   auth: 'jwt',
   summary: 'Unlinks the wallet (idempotent).',
-  response: accountSchema,
   problems: provisioningProblems,
 } as const satisfies HttpRoute;
 

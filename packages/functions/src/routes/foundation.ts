@@ -1,8 +1,8 @@
-import { editionSchema, editionsSource } from '@hatchery/core/indexer/editions';
+import { editionsSource } from '@hatchery/core/indexer/editions';
 import { docsAssetCopyFiles } from '../docs-assets';
 import { pageQuerySchema } from '@hatchery/core/query/page-query';
 import type { HttpRoute } from '../routes';
-import { docsAssetParams, pageSchema } from '../schemas';
+import { docsAssetParams } from '../schemas';
 
 export const listEditions = {
   method: 'GET',
@@ -11,7 +11,6 @@ export const listEditions = {
   auth: 'none',
   summary: 'Editions of the catalog, paged.',
   request: { query: pageQuerySchema },
-  response: /* @__PURE__ */ pageSchema(editionSchema),
   list: editionsSource,
   indexed: true,
   /** A read of the indexer schema: its minBlock not indexed yet (409), the database unavailable (503). */

@@ -1,14 +1,12 @@
-import { forgeRequestSchema, forgeRequestsSource } from '@hatchery/core/indexer/forge-requests';
-import { listingSchema, listingsSource } from '@hatchery/core/indexer/listings';
-import { nftItemSchema, nftsSource } from '@hatchery/core/indexer/nfts';
-import { referralInfoSchema } from '@hatchery/core/indexer/referral';
-import { saleSchema, salesSource } from '@hatchery/core/indexer/sales';
-import { stakingPairSchema, stakingSource } from '@hatchery/core/indexer/staking';
-import { summarySchema } from '@hatchery/core/indexer/summary';
+import { forgeRequestsSource } from '@hatchery/core/indexer/forge-requests';
+import { listingsSource } from '@hatchery/core/indexer/listings';
+import { nftsSource } from '@hatchery/core/indexer/nfts';
+import { salesSource } from '@hatchery/core/indexer/sales';
+import { stakingSource } from '@hatchery/core/indexer/staking';
 import { minBlockQuerySchema } from '@hatchery/core/indexer/min-block';
 import { pageQuerySchema } from '@hatchery/core/query/page-query';
 import type { HttpRoute } from '../routes';
-import { addressParams, pageSchema } from '../schemas';
+import { addressParams } from '../schemas';
 
 /** Every read of the indexer schema can find its minBlock not indexed yet (409) and the database unavailable (503). */
 const problems = [409, 503] as const;
@@ -20,7 +18,6 @@ export const listAccountNfts = {
   auth: 'none',
   summary: 'NFTs owned by a wallet (staked included, burned excluded), paged.',
   request: { query: pageQuerySchema, params: addressParams },
-  response: /* @__PURE__ */ pageSchema(nftItemSchema),
   list: nftsSource,
   indexed: true,
   problems,
@@ -33,7 +30,6 @@ export const listListings = {
   auth: 'none',
   summary: 'Active marketplace listings, paged.',
   request: { query: pageQuerySchema },
-  response: /* @__PURE__ */ pageSchema(listingSchema),
   list: listingsSource,
   indexed: true,
   problems,
@@ -46,7 +42,6 @@ export const listAccountStaking = {
   auth: 'none',
   summary: 'Staked pairs of a wallet, paged.',
   request: { query: pageQuerySchema, params: addressParams },
-  response: /* @__PURE__ */ pageSchema(stakingPairSchema),
   list: stakingSource,
   indexed: true,
   problems,
@@ -59,7 +54,6 @@ export const listAccountForgeRequests = {
   auth: 'none',
   summary: 'Forge requests of a wallet in every status, paged.',
   request: { query: pageQuerySchema, params: addressParams },
-  response: /* @__PURE__ */ pageSchema(forgeRequestSchema),
   list: forgeRequestsSource,
   indexed: true,
   problems,
@@ -72,7 +66,6 @@ export const getAccountReferral = {
   auth: 'none',
   summary: 'Referral code, upline, referred count and balances of a wallet.',
   request: { query: minBlockQuerySchema, params: addressParams },
-  response: referralInfoSchema,
   indexed: true,
   problems,
 } as const satisfies HttpRoute;
@@ -84,7 +77,6 @@ export const listSales = {
   auth: 'none',
   summary: 'Sales history, paged.',
   request: { query: pageQuerySchema },
-  response: /* @__PURE__ */ pageSchema(saleSchema),
   list: salesSource,
   indexed: true,
   problems,
@@ -97,7 +89,6 @@ export const getSummary = {
   auth: 'none',
   summary: 'Ecosystem totals (cached 30 s).',
   request: { query: minBlockQuerySchema },
-  response: summarySchema,
   indexed: true,
   problems,
 } as const satisfies HttpRoute;

@@ -1,4 +1,3 @@
-import { healthSchema } from '@hatchery/core/health';
 import type { HttpRoute } from '../routes';
 
 export const health = {
@@ -7,7 +6,6 @@ export const health = {
   handler: 'packages/functions/src/http/health.handler',
   auth: 'none',
   summary: 'Liveness and database reachability: 200, or 503 problem+json when the database does not answer within 1 s. Not rate limited, never cached.',
-  response: healthSchema,
   problems: [503],
   ipRateLimited: false,
   // What a monitor reads must be now, never a cache's copy.

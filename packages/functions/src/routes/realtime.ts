@@ -1,5 +1,5 @@
 import type { APIGatewayEventWebsocketRequestContextV2 } from 'aws-lambda';
-import { negotiateQuerySchema, negotiateResponseSchema } from '@hatchery/core/realtime/protocol';
+import { negotiateQuerySchema } from '@hatchery/core/realtime/protocol';
 import type { HttpRoute } from '../routes';
 
 export const negotiateHub = {
@@ -11,7 +11,6 @@ export const negotiateHub = {
     'SignalR negotiation for the realtime hub: connect to /hubs/events?id=<connectionToken> over WebSocket and speak the JSON hub protocol v1. ' +
     'Methods Subscribe(address) and Unsubscribe(address); events marketChanged { count, maxBlock } to everyone and forgeFulfilled { requestId, tokenId, editionId } to the buyer’s group.',
   request: { query: negotiateQuerySchema },
-  response: negotiateResponseSchema,
   // The hub's rule: pages of other origins are refused here as on the WebSocket.
   refusesOtherOrigins: true,
 } as const satisfies HttpRoute;
