@@ -1,4 +1,3 @@
-import { readFile, stat } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { gzipSync } from 'node:zlib';
@@ -27,15 +26,25 @@ export const docsAssetCopyFiles = Object.keys(docsAssetTypes).map((file) => ({
 
 export const isDocsAsset = (name: string): name is DocsAsset => Object.hasOwn(docsAssetTypes, name);
 
-const exists = (path: string) =>
-  stat(path).then(
-    () => true,
-    () => false,
-  );
+/**
+ * Node's CommonJS fs, read synchronously, as platform's stdout.ts takes it: the
+ * ESM namespace of node:fs or node:fs/promises would load fs/promises,
+ * readline and os at the function's cold start, for a read of one file per
+ * asset and instance.
+ */
+const { existsSync, readFileSync } = process.getBuiltinModule('node:fs');
 
-async function assetDir(): Promise<string | undefined> {
+function readOrUndefined(path: string): Buffer | undefined {
+  try {
+    return readFileSync(path);
+  } catch {
+    return undefined;
+  }
+}
+
+function assetDir(): string | undefined {
   const beside = process.env.LAMBDA_TASK_ROOT && join(process.env.LAMBDA_TASK_ROOT, docsAssetsBundleDir);
-  if (beside && (await exists(beside))) return beside;
+  if (beside && existsSync(beside)) return beside;
   try {
     return dirname(createRequire(import.meta.url).resolve('swagger-ui-dist/package.json'));
   } catch {
@@ -55,9 +64,9 @@ const loaded = new Map<DocsAsset, LoadedAsset>();
 export async function loadDocsAsset(name: DocsAsset): Promise<LoadedAsset | undefined> {
   const cached = loaded.get(name);
   if (cached) return cached;
-  const dir = await assetDir();
+  const dir = assetDir();
   if (!dir) return undefined;
-  const body = await readFile(join(dir, name)).catch(() => undefined);
+  const body = readOrUndefined(join(dir, name));
   if (!body) return undefined;
   const asset = { type: docsAssetTypes[name], body, gzip: gzipSync(body) };
   loaded.set(name, asset);
