@@ -10,9 +10,8 @@ import { type ChildProcess, execFileSync, fork } from 'node:child_process';
 import { copyFileSync, existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { repositoryRoot } from '../infra/sst/platform';
 
-/** The repository that holds this test, wherever it was cloned. */
-export const repositoryRoot = fileURLToPath(new URL('../..', import.meta.url));
 const migrationsPath = 'packages/core/src/migrations';
 
 export interface Release {

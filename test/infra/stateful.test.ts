@@ -4,27 +4,15 @@
  * installed SDK has (a renamed input would silently never match).
  */
 import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { beforeAll, expect, it } from 'vitest';
 import { statefulResources } from '../../infra/stateful';
-import { ensurePlatform, platformDir } from './sst/platform';
+import type { ReplaceForcingRecord } from './replace-forcing/derive';
+import { argsOf } from './replace-forcing/sdk-args';
+import { ensurePlatform } from './sst/platform';
 
-const replaceForcing = (
-  JSON.parse(readFileSync(new URL('./replace-forcing.json', import.meta.url), 'utf8')) as {
-    types: Record<string, { source: string; inputs: string[]; conditionally?: string[]; unverified?: true; notDerived?: string }>;
-  }
-).types;
+const replaceForcing = (JSON.parse(readFileSync(new URL('./replace-forcing.json', import.meta.url), 'utf8')) as ReplaceForcingRecord).types;
 
 beforeAll(() => ensurePlatform(), 300_000);
-
-/** The input names of a resource's Args interface in the installed SDK's declarations, from its type token (aws:<module>/<file>:<Type>, random:index/<file>:<Type>). */
-function argsOf(type: string): string[] {
-  const [, pkg, module, file, resource] = /^(aws|random):([^/]+)\/([^:]+):(.+)$/.exec(type)!;
-  const dir = join(platformDir, 'node_modules', '@pulumi', pkg!);
-  const declarations = readFileSync(pkg === 'random' ? join(dir, `${file}.d.ts`) : join(dir, module!, `${file}.d.ts`), 'utf8');
-  const body = new RegExp(`export interface ${resource}Args \\{([\\s\\S]*?)\\n\\}`).exec(declarations)?.[1] ?? '';
-  return [...body.matchAll(/^\s{4}(\w+)\??:/gm)].map((match) => match[1]!);
-}
 
 it('has an entry with its source for every stateful type, and none for another', () => {
   expect(Object.keys(replaceForcing).sort()).toEqual(Object.keys(statefulResources).sort());

@@ -49,10 +49,10 @@ import { execFileSync } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { statefulResources } from '../../../infra/stateful';
+import { argsOf } from './sdk-args';
 
 const here = new URL('.', import.meta.url).pathname;
 const outFile = join(here, '..', 'replace-forcing.json');
-const sdkDir = join(here, '..', '..', '..', '.sst', 'platform', 'node_modules', '@pulumi');
 
 type Provider = 'aws' | 'random';
 interface Origin {
@@ -358,17 +358,6 @@ function plural(word: string): string {
   if (/[^aeiou]y$/.test(word)) return `${word.slice(0, -1)}ies`;
   if (word.endsWith('Index')) return `${word.slice(0, -'Index'.length)}Indexes`;
   return `${word}s`;
-}
-
-/** The input names of the installed SDK's Args interface for a Pulumi type token. */
-function argsOf(type: string): string[] {
-  const [, pkg, module, file, resource] = /^(aws|random):([^/]+)\/([^:]+):(.+)$/.exec(type) ?? [];
-  if (!pkg) throw new Error(`cannot read the type token ${type}`);
-  const dts = pkg === 'random' ? join(sdkDir, 'random', `${file}.d.ts`) : join(sdkDir, 'aws', module!, `${file}.d.ts`);
-  const declarations = readFileSync(dts, 'utf8');
-  const body = new RegExp(`export interface ${resource}Args \\{([\\s\\S]*?)\\n\\}`).exec(declarations)?.[1];
-  if (!body) throw new Error(`${dts} has no ${resource}Args`);
-  return [...body.matchAll(/^\s{4}(\w+)\??:/gm)].map((match) => match[1]!);
 }
 
 function pulumiName(type: string, attribute: Attribute, args: string[]): string | undefined {
