@@ -85,6 +85,15 @@ function ok(response: ServerResponse, body = '{}'): void {
 }
 
 const put = (id: string) => new PutCommand({ TableName: 't', Item: { pk: id, sk: 'x' } });
+/** The rate limiter's counter update: an ADD, which takes effect twice if sent twice. */
+const addHit = () =>
+  new UpdateCommand({
+    TableName: 't',
+    Key: { pk: 'p', sk: 's' },
+    UpdateExpression: 'ADD #h :one',
+    ExpressionAttributeNames: { '#h': 'hits' },
+    ExpressionAttributeValues: { ':one': 1 },
+  });
 const gaps = (requests: Received[]) => requests.slice(1).map((request, i) => request.at - requests[i]!.at);
 const failure = (promise: Promise<unknown>) =>
   promise.then(
@@ -127,13 +136,7 @@ describe('DynamoDB', () => {
       else ok(response, '{"Attributes":{"hits":{"N":"1"}}}');
     });
     const client = dynamoClient({ endpoint: server.url, caller: 'counter' });
-    const update = new UpdateCommand({
-      TableName: 't',
-      Key: { pk: 'p', sk: 's' },
-      UpdateExpression: 'ADD #h :one',
-      ExpressionAttributeNames: { '#h': 'hits' },
-      ExpressionAttributeValues: { ':one': 1 },
-    });
+    const update = addHit();
     expect((await client.send(update)).Attributes).toEqual({ hits: 1 });
     expect(server.requests.length).toBe(4);
     const waits = gaps(server.requests);
@@ -187,13 +190,7 @@ describe('DynamoDB', () => {
 
   it('does not re-send the rate limiter’s ADD when DynamoDB may have applied it', async () => {
     const server = await misbehaving(() => new Promise(() => undefined));
-    const update = new UpdateCommand({
-      TableName: 't',
-      Key: { pk: 'p', sk: 's' },
-      UpdateExpression: 'ADD #h :one',
-      ExpressionAttributeNames: { '#h': 'hits' },
-      ExpressionAttributeValues: { ':one': 1 },
-    });
+    const update = addHit();
     expect(await failure(dynamoClient({ endpoint: server.url, caller: 'counter' }).send(update))).toMatchObject({ name: 'TimeoutError' });
     expect(server.requests.length).toBe(1);
   });

@@ -329,22 +329,23 @@ export async function measureColdStarts(
   // Each function's floor, but the migrator's: it runs once per deploy, never in a user's request.
   const floored = options.floors ? measurements.filter((measurement) => measurement.row.via !== 'migrator') : [];
   const floors = await libraryFloors([...new Set(floored.map((measurement) => measurement.row.handler))], join(workdir, 'floors'));
-  const floorOnce = (floor: LibraryFloor) => () => probeBundle({ ...floor, environment: { DATABASE_URL: backing.databaseUrl } }, backing, { event: {} });
+  const probeFloor = (floor: LibraryFloor) => probeBundle({ ...floor, environment: { DATABASE_URL: backing.databaseUrl } }, backing, { event: {} });
   const all = [...(baseline ? [baseline] : []), ...measurements];
+  const floorOf = all.map((measurement) => (floored.includes(measurement) ? floors.get(measurement.row.handler) : undefined));
   const probes = all.map(() => [] as Probe[]);
   // A function's floor is probed beside it in every round, so each round gives a ratio of two imports a moment apart;
   // the two take turns going first, so that whatever favours the first or the second of a pair weighs on both alike.
   const floorProbes = all.map(() => [] as Probe[]);
   for (let round = 0; round < times; round++)
     for (const [index, measurement] of all.entries()) {
-      const floor = floored.includes(measurement) ? floors.get(measurement.row.handler) : undefined;
-      if (floor && round % 2 === 1) floorProbes[index]!.push(await floorOnce(floor)());
+      const floor = floorOf[index];
+      if (floor && round % 2 === 1) floorProbes[index]!.push(await probeFloor(floor));
       probes[index]!.push(await measurement.once());
-      if (floor && round % 2 === 0) floorProbes[index]!.push(await floorOnce(floor)());
+      if (floor && round % 2 === 0) floorProbes[index]!.push(await probeFloor(floor));
     }
   const rows = all.map((measurement, index): ColdStart => {
     const row = { ...measurement.row, probe: medianProbe(probes[index]!) };
-    const floor = floorProbes[index]!.length ? floors.get(measurement.row.handler) : undefined;
+    const floor = floorOf[index];
     if (!floor) return row;
     const paired = probes[index]!.map((probe, round) => probe.importMs / floorProbes[index]![round]!.importMs);
     return { ...row, floor: { libraries: floor.libraries, bundle: floor.bundle, probe: medianProbe(floorProbes[index]!), ratio: median(paired) } };

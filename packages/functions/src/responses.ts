@@ -41,7 +41,5 @@ export const responses = {
   health: healthSchema,
 } as const satisfies Partial<Record<HttpRouteName, z.ZodMiniType>>;
 
-export type RoutesWithResponse = keyof typeof responses;
-
 /** The success schema of a route, if it has one. */
 export const responseOf = (name: string): z.ZodMiniType | undefined => (responses as Partial<Record<string, z.ZodMiniType>>)[name];

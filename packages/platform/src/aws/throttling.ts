@@ -22,7 +22,7 @@ const throttlingErrorNames = new Set([
 ]);
 
 /** What an AWS SDK v3 error carries about its answer; other errors (a database's, a socket's) carry none of it. */
-export interface AwsErrorShape {
+interface AwsErrorShape {
   name?: unknown;
   message?: unknown;
   $fault?: 'client' | 'server';
