@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { config } from '@hatchery/platform/config';
+import { databaseSettings } from '@hatchery/platform/config/database';
 import { isTransient, retryDelayMs } from '@hatchery/core/db';
 import { limits } from '@hatchery/core/limits';
 import { migrate } from '@hatchery/core/migrate';
@@ -33,6 +33,6 @@ export async function migrateWhenReachable(apply: () => Promise<void>, windowMs:
  */
 export const handler = async (): Promise<{ migrated: true; attempts: number }> => {
   const dir = join(process.env.LAMBDA_TASK_ROOT ?? process.cwd(), migrationsBundleDir);
-  const attempts = await migrateWhenReachable(() => migrate(config().DATABASE_URL, dir), limits.migrationConnectWindowMs);
+  const attempts = await migrateWhenReachable(() => migrate(databaseSettings().DATABASE_URL, dir), limits.migrationConnectWindowMs);
   return { migrated: true, attempts };
 };

@@ -5,7 +5,7 @@
  * never on SST's arguments.
  */
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -19,6 +19,7 @@ import { httpRoutes, type HttpRoute } from '@hatchery/functions/routes';
 import { fanOutHandler, hubPath, wsRoutes } from '@hatchery/functions/routes/realtime';
 import type { DeployResult } from './sst/deploy';
 import { deployedFunctions, inputs, ofType, only, plainStrings, reveal, routesOf, state, type DeployedFunction } from './sst/deployed';
+import { openSealedLinks } from './sst/build-handler';
 import { ensurePlatform } from './sst/platform';
 import { buildRecord, dataLosingChanges, readRecord, writeRecord } from './stateful';
 import { docBlock } from '../support/docs';
@@ -106,12 +107,13 @@ const privateSubnetIds = (result: DeployResult) =>
 const httpApi = (result: DeployResult) => only(result, 'aws:apigatewayv2/api:Api', 'ApiApi');
 const hubApi = (result: DeployResult) => only(result, 'aws:apigatewayv2/api:Api', 'HubApi');
 
-/** What the handler's config() reads in Lambda: its variables plus the links sealed into its code's resource.enc. */
+/** What the handler's settings read in Lambda: its variables plus the links sealed into its code's resource.enc. */
 function lambdaConfig(fn: DeployedFunction) {
   const dir = mkdtempSync(join(tmpdir(), 'hatchery-resource-'));
   try {
     execFileSync('unzip', ['-q', fn.build.zip, 'resource.enc', '-d', dir]);
-    return loadConfig({ ...fn.environment, SST_KEY_FILE: `${dir}/${fn.environment.SST_KEY_FILE}` });
+    const sealed = readFileSync(`${dir}/${fn.environment.SST_KEY_FILE}`);
+    return loadConfig(fn.environment, openSealedLinks(sealed, fn.environment.SST_KEY!));
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
@@ -363,7 +365,15 @@ function listenerEnvironment(result: DeployResult): Record<string, string> {
   }[];
   return Object.fromEntries(definitions[0]!.environment.map(({ name, value }) => [name, value]));
 }
-const listenerConfig = (result: DeployResult) => loadConfig(listenerEnvironment(result));
+/** The links SST gives a container, as `Resource` from `sst/resource` reads them: SST_RESOURCE_<Name> = JSON. */
+const containerLinks = (env: Record<string, string>) =>
+  Object.fromEntries(
+    Object.entries(env).flatMap(([key, value]) => (key.startsWith('SST_RESOURCE_') ? [[key.slice('SST_RESOURCE_'.length), JSON.parse(value)]] : [])),
+  );
+const listenerConfig = (result: DeployResult) => {
+  const env = listenerEnvironment(result);
+  return loadConfig(env, containerLinks(env));
+};
 
 interface MetricFilter {
   name: string;

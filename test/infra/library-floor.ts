@@ -62,6 +62,8 @@ const constructions: Record<string, { imports: string; init: string }> = {
     imports: `import { recoverMessageAddress } from 'viem';`,
     init: `void recoverMessageAddress;`,
   },
+  // Opened at the first read of a setting, in the first call, as the function opens it; the import is the floor's part.
+  sst: { imports: `import { Resource } from 'sst/resource';\nexport { Resource };`, init: '' },
   'swagger-ui-dist': { imports: '', init: '' },
   '@aws-lambda-powertools/commons': { imports: '', init: '' },
   '@aws-sdk/util-dynamodb': { imports: '', init: '' },

@@ -1,4 +1,4 @@
-import { config } from '@hatchery/platform/config';
+import { requestsSettings } from '@hatchery/platform/config/requests';
 
 export interface CorsPolicy {
   origins: readonly string[];
@@ -7,7 +7,7 @@ export interface CorsPolicy {
 
 /** The policy `CORS_ORIGINS` and `CORS_ALLOWED_HOST_SUFFIXES` configure. */
 export function corsPolicy(): CorsPolicy {
-  const { CORS_ORIGINS, CORS_ALLOWED_HOST_SUFFIXES } = config();
+  const { CORS_ORIGINS, CORS_ALLOWED_HOST_SUFFIXES } = requestsSettings();
   return { origins: CORS_ORIGINS, hostSuffixes: CORS_ALLOWED_HOST_SUFFIXES };
 }
 

@@ -1,5 +1,5 @@
 import pg from 'pg';
-import { config } from '@hatchery/platform/config';
+import { databaseSettings } from '@hatchery/platform/config/database';
 import { isDatabaseUnavailable } from './errors';
 import { limits } from './limits';
 import { logger } from '@hatchery/platform/telemetry/logger';
@@ -11,7 +11,7 @@ let pool: pg.Pool | undefined;
 /** The process's one pool, created on first use from the configuration. */
 export function db(): pg.Pool {
   if (!pool) {
-    const { DATABASE_URL, DATABASE_POOL_MAX, DATABASE_SSL } = config();
+    const { DATABASE_URL, DATABASE_POOL_MAX, DATABASE_SSL } = databaseSettings();
     pool = new pg.Pool({
       connectionString: DATABASE_URL,
       max: DATABASE_POOL_MAX,

@@ -1,4 +1,4 @@
-import { createCipheriv } from 'node:crypto';
+import { createCipheriv, createDecipheriv } from 'node:crypto';
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { basename, dirname, extname, join, relative } from 'node:path';
 import { build } from 'esbuild';
@@ -76,4 +76,11 @@ export async function buildHandler(root: string, artifacts: string, input: Build
     writeFileSync(join(out, 'resource.enc'), sealed);
   }
   return { handler: path + extname(input.handler), out, errors: [], sourcemaps: [] };
+}
+
+/** The links sealed in a `resource.enc` under `key` (base64): what `Resource` from `sst/resource` opens in a function. */
+export function openSealedLinks(sealed: Buffer, key: string): Record<string, unknown> {
+  const decipher = createDecipheriv('aes-256-gcm', Buffer.from(key, 'base64'), Buffer.alloc(12));
+  decipher.setAuthTag(sealed.subarray(-16));
+  return JSON.parse(Buffer.concat([decipher.update(sealed.subarray(0, -16)), decipher.final()]).toString('utf8')) as Record<string, unknown>;
 }

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { AppError } from '../errors';
-import { config } from '@hatchery/platform/config';
+import { accountsSettings } from '@hatchery/platform/config/accounts';
 import { transaction, type Queryable } from '../db';
 import { limits } from '../limits';
 import { addMetric } from '@hatchery/platform/telemetry/metrics';
@@ -43,7 +43,7 @@ export async function liveChallenge(client: Queryable, accountId: string, now: D
  * challenge when there is one; otherwise a new one replacing any expired one.
  * The account row lock makes concurrent requests of one account agree on one challenge.
  */
-export async function requestChallenge(accountId: string, now = new Date(), serviceName = config().SERVICE_NAME): Promise<ChallengeDto> {
+export async function requestChallenge(accountId: string, now = new Date(), serviceName = accountsSettings().SERVICE_NAME): Promise<ChallengeDto> {
   const { challenge, issued } = await transaction(async (client) => {
     const account = await lockAccount(client, accountId);
     if (account.wallet_address !== null) throw new AppError('conflict', 'A wallet is already linked to this account; unlink it first.');

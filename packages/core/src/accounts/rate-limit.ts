@@ -1,5 +1,5 @@
 import { AppError } from '../errors';
-import { config } from '@hatchery/platform/config';
+import { accountsSettings } from '@hatchery/platform/config/accounts';
 import { UpdateCommand, type UpdateCommandOutput } from '@aws-sdk/lib-dynamodb';
 import { dynamo, tableName } from '@hatchery/platform/aws/dynamo';
 import { tableDefinition } from '../dynamo/table';
@@ -13,7 +13,7 @@ export interface RateLimitRule {
 }
 
 /** The two wallet-link POSTs share one counter per account, `WALLET_POSTS_PER_MINUTE` a minute. */
-export const walletPostRateLimit = (): RateLimitRule => ({ name: 'wallet-post', limit: config().WALLET_POSTS_PER_MINUTE, windowMs: 60_000 });
+export const walletPostRateLimit = (): RateLimitRule => ({ name: 'wallet-post', limit: accountsSettings().WALLET_POSTS_PER_MINUTE, windowMs: 60_000 });
 
 export type RateDecision = { allowed: true; remaining: number } | { allowed: false; retryAfterSeconds: number };
 

@@ -1,16 +1,16 @@
-import { configSchema } from '@hatchery/platform/config';
+import { databaseSchema } from '@hatchery/platform/config/database';
 
 let resolved: { raw: string | undefined; schema: string } | undefined;
 
 /**
  * The schema the indexer writes (INDEXER_SCHEMA, default `indexer`). Read
- * from the environment on use rather than through config(), which needs the
- * whole configuration: SQL is built by code that runs before it is complete
+ * from the environment on use rather than through databaseSettings(), which
+ * needs DATABASE_URL too: SQL is built by code that runs before it is set
  * (the local stack's own setup, the tools that write demo data).
  */
 export function indexerSchema(): string {
   const raw = process.env.INDEXER_SCHEMA || undefined;
-  if (!resolved || resolved.raw !== raw) resolved = { raw, schema: configSchema.shape.INDEXER_SCHEMA.parse(raw) };
+  if (!resolved || resolved.raw !== raw) resolved = { raw, schema: databaseSchema.shape.INDEXER_SCHEMA.parse(raw) };
   return resolved.schema;
 }
 

@@ -1,6 +1,6 @@
 import middy from '@middy/core';
 import type { Context } from 'aws-lambda';
-import { config } from '@hatchery/platform/config';
+import { awsSettings } from '@hatchery/platform/config/aws';
 import { limits } from '@hatchery/core/limits';
 import { logger } from '@hatchery/platform/telemetry/logger';
 import { connectionStore } from '@hatchery/core/realtime/connections';
@@ -22,7 +22,7 @@ const log = logger().child({ component: 'fan-out' });
  */
 async function fanOutShard(event: unknown, context: Pick<Context, 'getRemainingTimeInMillis'>): Promise<Delivery> {
   const job = shardJobSchema.parse(event);
-  const endpoint = config().WEBSOCKET_MANAGEMENT_ENDPOINT;
+  const endpoint = awsSettings().WEBSOCKET_MANAGEMENT_ENDPOINT;
   if (!endpoint) throw new Error('The fan-out function needs WEBSOCKET_MANAGEMENT_ENDPOINT (the WebSocket API management endpoint).');
   // A shard given a rate paces its posts, and its pacer retries a throttled post itself.
   const paced = { paced: job.postsPerSecond !== undefined };

@@ -1,5 +1,5 @@
 import middy from '@middy/core';
-import { config } from '@hatchery/platform/config';
+import { requestsSettings } from '@hatchery/platform/config/requests';
 import { cameThroughRouter, originVerifyHeader } from '@hatchery/core/origin-verify';
 import { corsHeaders, preflightHeaders } from '../middleware/cors';
 import { addSecurityHeaders } from '../middleware/security-headers';
@@ -9,7 +9,7 @@ import type { HttpContext, HttpEvent, HttpResult } from '../middleware/types';
 export const handler = middy<HttpEvent, HttpResult, Error, HttpContext>()
   .use(addSecurityHeaders<HttpEvent, HttpResult, HttpContext>())
   .handler(async (event) => {
-    if (!cameThroughRouter(event.headers?.[originVerifyHeader], config().ORIGIN_VERIFY_SECRET)) return { statusCode: 403, headers: {}, body: '' };
+    if (!cameThroughRouter(event.headers?.[originVerifyHeader], requestsSettings().ORIGIN_VERIFY_SECRET)) return { statusCode: 403, headers: {}, body: '' };
     const headers = corsHeaders(event);
     const allowed = Object.keys(headers).length > 0;
     return { statusCode: 204, headers: allowed ? { ...headers, ...preflightHeaders } : {}, body: '' };

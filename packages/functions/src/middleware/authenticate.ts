@@ -3,7 +3,7 @@ import { FetchError, JwtBaseError, JwtExpiredError, NonRetryableFetchError } fro
 import type { Fetcher } from 'aws-jwt-verify/https';
 import { SimpleJwksCache } from 'aws-jwt-verify/jwk';
 import { brokenIdTokenRule, identityFromClaims, issuerFor, type Identity } from '@hatchery/core/accounts/identity';
-import { config } from '@hatchery/platform/config';
+import { identitySettings } from '@hatchery/platform/config/identity';
 import { AppError } from '@hatchery/core/errors';
 import { addLogContext } from '@hatchery/platform/telemetry/logger';
 import type { HttpMiddleware } from './types';
@@ -27,7 +27,7 @@ const jwksFetcher: Fetcher = {
 };
 
 function createVerifier() {
-  const { IDP_PROJECT_ID, IDP_JWKS_URL } = config();
+  const { IDP_PROJECT_ID, IDP_JWKS_URL } = identitySettings();
   return JwtVerifier.create(
     {
       issuer: issuerFor(IDP_PROJECT_ID),

@@ -1,4 +1,4 @@
-import { config } from '@hatchery/platform/config';
+import { requestsSettings } from '@hatchery/platform/config/requests';
 import { AppError } from '@hatchery/core/errors';
 import { cameThroughRouter, originVerifyHeader } from '@hatchery/core/origin-verify';
 import type { HttpMiddleware } from './types';
@@ -6,7 +6,7 @@ import type { HttpMiddleware } from './types';
 /** 403 for a request that did not come through the router (in AWS: one sent straight to the API's execute-api endpoint). */
 export const routerOnly = (): HttpMiddleware => ({
   before: ({ event }) => {
-    if (!cameThroughRouter(event.headers?.[originVerifyHeader], config().ORIGIN_VERIFY_SECRET)) {
+    if (!cameThroughRouter(event.headers?.[originVerifyHeader], requestsSettings().ORIGIN_VERIFY_SECRET)) {
       throw new AppError('forbidden', 'Requests must come through the service’s base URL.');
     }
   },

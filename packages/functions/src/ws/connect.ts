@@ -1,4 +1,4 @@
-import { config } from '@hatchery/platform/config';
+import { requestsSettings } from '@hatchery/platform/config/requests';
 import { corsPolicy, isRequestOriginAllowed } from '@hatchery/core/cors';
 import { AppError } from '@hatchery/core/errors';
 import { cameThroughRouter, originVerifyHeader } from '@hatchery/core/origin-verify';
@@ -10,7 +10,7 @@ const store = connectionStore();
 
 /** $connect: a non-2xx answer refuses the WebSocket upgrade. */
 export const handler = wsHandler(async (event) => {
-  if (!cameThroughRouter(header(event, originVerifyHeader), config().ORIGIN_VERIFY_SECRET)) {
+  if (!cameThroughRouter(header(event, originVerifyHeader), requestsSettings().ORIGIN_VERIFY_SECRET)) {
     throw new AppError('forbidden', 'Connections must come through the service’s base URL.');
   }
   if (!isRequestOriginAllowed(header(event, 'origin'), header(event, 'host'), corsPolicy())) {

@@ -1,7 +1,7 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { NodeHttpHandler } from '@smithy/node-http-handler';
-import { config } from '../config';
+import { awsSettings } from '../config/aws';
 import { keepAliveHandler } from './http';
 import { DeadlineRetryStrategy } from './retry';
 import { traceCalls } from './traced';
@@ -46,7 +46,7 @@ export type DynamoCaller = keyof typeof dynamoCallers;
 export function dynamoClient(options: { endpoint?: string; region?: string; caller?: DynamoCaller; handler?: NodeHttpHandler } = {}): DynamoDBDocumentClient {
   const { maxAttempts, baseDelayMs, requestTimeoutMs } = dynamoSettings;
   const client = new DynamoDBClient({
-    region: options.region ?? config().AWS_REGION,
+    region: options.region ?? awsSettings().AWS_REGION,
     endpoint: options.endpoint,
     requestHandler: options.handler ?? keepAliveHandler(dynamoSettings),
     maxAttempts,
@@ -64,10 +64,10 @@ export function dynamo(caller: DynamoCaller = 'records'): DynamoDBDocumentClient
   let client = clients.get(caller);
   if (!client) {
     handler ??= keepAliveHandler(dynamoSettings);
-    client = dynamoClient({ endpoint: config().DYNAMODB_ENDPOINT, caller, handler });
+    client = dynamoClient({ endpoint: awsSettings().DYNAMODB_ENDPOINT, caller, handler });
     clients.set(caller, client);
   }
   return client;
 }
 
-export const tableName = () => config().DYNAMODB_TABLE;
+export const tableName = () => awsSettings().DYNAMODB_TABLE;

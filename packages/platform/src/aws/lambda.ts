@@ -1,5 +1,5 @@
 import { LambdaClient } from '@aws-sdk/client-lambda';
-import { config } from '../config';
+import { awsSettings } from '../config/aws';
 import { keepAliveHandler } from './http';
 import { DeadlineRetryStrategy } from './retry';
 import { traceCalls } from './traced';
@@ -29,11 +29,17 @@ export const lambdaSettings = {
  * `invocationTimeoutMs`, at LAMBDA_ENDPOINT when set (the local stack's Lambda
  * API); credentials from the SDK's default chain (the Fargate task role's).
  */
-export function lambdaClient({ endpoint = config().LAMBDA_ENDPOINT, invocationTimeoutMs }: { endpoint?: string; invocationTimeoutMs: number }): LambdaClient {
+export function lambdaClient({
+  endpoint = awsSettings().LAMBDA_ENDPOINT,
+  invocationTimeoutMs,
+}: {
+  endpoint?: string;
+  invocationTimeoutMs: number;
+}): LambdaClient {
   const { maxAttempts, answerMarginMs, retryMarginMs } = lambdaSettings;
   const requestTimeoutMs = invocationTimeoutMs + answerMarginMs;
   const client = new LambdaClient({
-    region: config().AWS_REGION,
+    region: awsSettings().AWS_REGION,
     endpoint,
     requestHandler: keepAliveHandler({ ...lambdaSettings, requestTimeoutMs }),
     maxAttempts,

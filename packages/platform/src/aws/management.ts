@@ -1,5 +1,5 @@
 import { ApiGatewayManagementApiClient, DeleteConnectionCommand, PostToConnectionCommand } from '@aws-sdk/client-apigatewaymanagementapi';
-import { config } from '../config';
+import { awsSettings } from '../config/aws';
 import { keepAliveHandler } from './http';
 import { DeadlineRetryStrategy } from './retry';
 import { traceCalls } from './traced';
@@ -53,7 +53,7 @@ export const managementSettings = {
 export function managementApiClient(endpoint: string, maxSockets = 64, { paced = false } = {}): ApiGatewayManagementApiClient {
   const { maxAttempts, requestTimeoutMs } = managementSettings;
   const client = new ApiGatewayManagementApiClient({
-    region: config().AWS_REGION,
+    region: awsSettings().AWS_REGION,
     endpoint,
     requestHandler: keepAliveHandler({ ...managementSettings, maxSockets }),
     maxAttempts,
@@ -84,7 +84,7 @@ export function managementClient(endpoint: string, maxSockets = 64, lane = 'defa
 
 /** The management endpoint of the API a WebSocket event came through, unless configuration names one. */
 export function managementEndpoint(requestContext: { domainName: string; stage: string }): string {
-  return config().WEBSOCKET_MANAGEMENT_ENDPOINT ?? `https://${requestContext.domainName}/${requestContext.stage}`;
+  return awsSettings().WEBSOCKET_MANAGEMENT_ENDPOINT ?? `https://${requestContext.domainName}/${requestContext.stage}`;
 }
 
 /** API Gateway no longer knows the connection (410). */

@@ -1,5 +1,5 @@
 import type { InitializeHandlerArguments, MiddlewareStack } from '@smithy/types';
-import { config } from '../config';
+import { awsSettings } from '../config/aws';
 import { traced } from '../telemetry/tracing';
 
 /** The tables a DynamoDB call names, as the X-Ray SDK's client capture recorded them. */
@@ -20,7 +20,7 @@ export function traceCalls(client: { middlewareStack: MiddlewareStack<any, any> 
     (next, context) => (args: InitializeHandlerArguments<any>) =>
       traced(service, () => next(args), {
         namespace: 'aws',
-        aws: { operation: String(context.commandName).replace(/Command$/, ''), region: config().AWS_REGION, ...tablesOf(args.input) },
+        aws: { operation: String(context.commandName).replace(/Command$/, ''), region: awsSettings().AWS_REGION, ...tablesOf(args.input) },
       }),
     { step: 'initialize', name: 'hatcheryTraceCalls', override: true },
   );

@@ -1,6 +1,6 @@
 import { Metrics as PowertoolsMetrics } from '@aws-lambda-powertools/metrics';
 import type { EmfOutput, MetricResolution, MetricUnit } from '@aws-lambda-powertools/metrics/types';
-import { configSchema } from '../config';
+import { telemetrySchema } from '../config/telemetry';
 import { invocationScoped } from '../invocation';
 import { writeLine } from '../stdout';
 import { logger } from './logger';
@@ -167,7 +167,7 @@ export class Metrics extends PowertoolsMetrics {
   }
 }
 
-const namespace = () => configSchema.shape.METRICS_NAMESPACE.parse(process.env.METRICS_NAMESPACE);
+const namespace = () => telemetrySchema.shape.METRICS_NAMESPACE.parse(process.env.METRICS_NAMESPACE);
 
 /** An instance of the service's namespace for documents published at once (read on its own, so metrics never depend on a valid configuration). */
 export function createMetrics(): Metrics {
