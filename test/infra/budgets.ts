@@ -20,18 +20,18 @@ const kib = 1024;
 /**
  * Each group's largest library floor (library-floor.ts: only the functions' own third-party libraries,
  * constructed as they construct them), as `BENCH_SECTIONS=cold-start npm run bench` printed it on
- * 2026-11-25: Powertools Logger and Metrics, Middy, zod and pg for a read; the AWS SDK's DynamoDB document
- * client, aws-jwt-verify and viem besides for an account function; the SDK's DynamoDB and management
- * clients for the hub and the fan-out.
+ * 2026-11-26: Powertools Logger and Metrics, Middy, zod, sst's Resource and pg for a read; the AWS SDK's
+ * DynamoDB document client, aws-jwt-verify and viem besides for an account function; the SDK's DynamoDB and
+ * management clients for the hub and the fan-out.
  */
-export const floorBytes = { http: 150 * kib, account: 521 * kib, hub: 425 * kib } as const;
+export const floorBytes = { http: 152 * kib, account: 523 * kib, hub: 427 * kib } as const;
 
 /** The margin the floor goal allows Hatchery's own code: 1.25× the floor. */
 const withMargin = (floor: number) => Math.ceil(floor * 1.25);
 
 export const sizeBudgets = {
-  // The floor's 1.25× would be 188 KB; the read bundles are 203–217 KB (the route table, the query grammar and the
-  // page statements are about 67 KB), so this budget holds them where they are rather than at the goal.
+  // The floor's 1.25× would be 190 KB; the paged reads are 201–202 KB (the query grammar and compiler, the cursor and
+  // the page statements are about 30 KB of it), so this budget holds them where they are rather than at the goal.
   http: { goal: 'HTTP read, health, docs, negotiate bundles', bytes: 220 * kib },
   account: { goal: 'account bundles (/accounts/me…)', bytes: withMargin(floorBytes.account) },
   hub: { goal: 'hub and fan-out bundles', bytes: withMargin(floorBytes.hub) },

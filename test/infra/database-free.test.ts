@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { httpRoutes, type HttpRouteName } from '@hatchery/functions/routes';
-import { bundleMetafile } from './library-floor';
+import { bundleMetafile, importChain } from './library-floor';
 
 /**
  * The functions that never query the database: pg is CommonJS, so
@@ -11,24 +11,10 @@ import { bundleMetafile } from './library-floor';
  */
 const databaseFree = ['openApi', 'docs', 'docsAsset', 'preflight', 'notFound', 'negotiateHub'] as const satisfies readonly HttpRouteName[];
 
-/** The first import chain from `entry` to a module `matches` accepts, or undefined. */
-function chainTo(inputs: Record<string, { imports: { path: string }[] }>, entry: string, matches: (file: string) => boolean): string[] | undefined {
-  const via = new Map<string, string | undefined>([[entry, undefined]]);
-  for (const file of via.keys()) {
-    if (matches(file)) {
-      const chain = [file];
-      for (let previous = via.get(file); previous; previous = via.get(previous)) chain.unshift(previous);
-      return chain;
-    }
-    for (const { path } of inputs[file]?.imports ?? []) if (!via.has(path)) via.set(path, file);
-  }
-  return undefined;
-}
-
 describe('the functions that never query the database', () => {
   it.each(databaseFree)('%s bundles no database client', async (name) => {
     const entry = `${httpRoutes[name].handler.replace(/\.handler$/, '')}.ts`;
     const metafile = await bundleMetafile(entry);
-    expect(chainTo(metafile.inputs, entry, (file) => file === 'packages/core/src/db.ts' || /node_modules\/pg\//.test(file))).toBeUndefined();
+    expect(importChain(metafile.inputs, entry, (file) => file === 'packages/core/src/db.ts' || /node_modules\/pg\//.test(file))).toBeUndefined();
   });
 });

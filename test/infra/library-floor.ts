@@ -95,6 +95,20 @@ export async function bundleMetafile(entry: string) {
   return metafile;
 }
 
+/** The first import chain from `entry` to a module `matches` accepts, in a bundle's metafile inputs, or undefined. */
+export function importChain(inputs: Record<string, { imports: { path: string }[] }>, entry: string, matches: (file: string) => boolean): string[] | undefined {
+  const via = new Map<string, string | undefined>([[entry, undefined]]);
+  for (const file of via.keys()) {
+    if (matches(file)) {
+      const chain = [file];
+      for (let previous = via.get(file); previous; previous = via.get(previous)) chain.unshift(previous);
+      return chain;
+    }
+    for (const { path } of inputs[file]?.imports ?? []) if (!via.has(path)) via.set(path, file);
+  }
+  return undefined;
+}
+
 /** The third-party packages the function's own (first-party) modules import, found as esbuild resolves them. */
 export async function directLibraries(handlerSource: string): Promise<string[]> {
   const metafile = await bundleMetafile(`${handlerSource.replace(/\.[^./]+$/, '')}.ts`);

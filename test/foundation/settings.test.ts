@@ -1,0 +1,50 @@
+import { describe, expect, it } from 'vitest';
+import { configSchema, loadConfig } from '@hatchery/platform/config';
+import { accountsSchema } from '@hatchery/platform/config/accounts';
+import { awsSchema } from '@hatchery/platform/config/aws';
+import { databaseSchema } from '@hatchery/platform/config/database';
+import { parseSettings } from '@hatchery/platform/config/environment';
+import { fanOutSchema } from '@hatchery/platform/config/fan-out';
+import { identitySchema } from '@hatchery/platform/config/identity';
+import { requestsSchema } from '@hatchery/platform/config/requests';
+import { telemetrySchema } from '@hatchery/platform/config/telemetry';
+import { httpRoutes } from '@hatchery/functions/routes';
+import { fanOutHandler, wsRoutes } from '@hatchery/functions/routes/realtime';
+import { bundleMetafile, importChain } from '../infra/library-floor';
+
+const groups = { databaseSchema, awsSchema, identitySchema, telemetrySchema, requestsSchema, accountsSchema, fanOutSchema };
+
+describe('the settings, by group', () => {
+  it('put each variable in exactly one group, and the whole configuration is every group', () => {
+    const names = Object.values(groups).flatMap((schema) => Object.keys(schema.shape));
+    expect(names.length).toBe(new Set(names).size);
+    expect(names.sort()).toEqual(Object.keys(configSchema.shape).sort());
+  });
+
+  it("validate only their own variables: a wrong one in another group fails that group's readers, not this one's", () => {
+    const env = { FANOUT_POSTS_PER_SECOND: 'lots', DATABASE_URL: 'postgres://db.example.test/hatchery', CORS_ORIGINS: 'https://a.example , https://b.example' };
+    expect(parseSettings(requestsSchema, env)).toEqual({
+      CORS_ORIGINS: ['https://a.example', 'https://b.example'],
+      CORS_ALLOWED_HOST_SUFFIXES: [],
+      IP_RATE_LIMIT_PER_SECOND: 200,
+    });
+    expect(() => parseSettings(fanOutSchema, env)).toThrow('Invalid configuration: FANOUT_POSTS_PER_SECOND: Invalid input: expected number, received NaN');
+    expect(() => loadConfig(env, {})).toThrow(/^Invalid configuration: FANOUT_POSTS_PER_SECOND/);
+  });
+
+  it("take a linked variable from SST's links when the environment leaves it unset, and the environment's value when it is set", () => {
+    const links = { DatabaseUrl: { value: 'postgres://linked.example.test/hatchery' }, Table: { name: 'stage-table' } };
+    expect(loadConfig({}, links)).toMatchObject({ DATABASE_URL: 'postgres://linked.example.test/hatchery', DYNAMODB_TABLE: 'stage-table' });
+    expect(loadConfig({ DYNAMODB_TABLE: 'mine' }, links).DYNAMODB_TABLE).toBe('mine');
+  });
+
+  // A function that imported the whole configuration would build every group's schemas at each cold start.
+  it.each([...Object.values(httpRoutes).map((route) => route.handler), ...wsRoutes.map((route) => route.handler), fanOutHandler])(
+    '%s bundles the groups it reads, never the whole configuration',
+    async (handler) => {
+      const entry = `${handler.replace(/\.handler$/, '')}.ts`;
+      const metafile = await bundleMetafile(entry);
+      expect(importChain(metafile.inputs, entry, (file) => file === 'packages/platform/src/config.ts')).toBeUndefined();
+    },
+  );
+});
