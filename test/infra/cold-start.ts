@@ -253,7 +253,10 @@ export interface ColdStart {
   bundle: Bundle;
   probe: Probe;
   expectedStatus?: number;
-  /** Its library floor (library-floor.ts), probed beside it in each round, when asked for; `ratio` is the median of the rounds' import ratios. */
+  /**
+   * Its library floor (library-floor.ts), probed beside it in each round, when asked for; `ratio` is the median of the
+   * rounds' ratios of its import to the median of the round's probes of its floor (one beside each function sharing it).
+   */
   floor?: { libraries: string[]; bundle: Bundle; probe: Probe; ratio: number };
 }
 
@@ -343,12 +346,17 @@ export async function measureColdStarts(
       probes[index]!.push(await measurement.once());
       if (floor && round % 2 === 0) floorProbes[index]!.push(await probeFloor(floor));
     }
+  // Functions with the same libraries share one floor bundle, so each round probed it once beside each of them: a
+  // function's ratio in a round is taken against all of that round's probes of its floor (their median), not the one
+  // beside it alone, which leaves one fast or slow floor process less weight.
+  const probesOfFloor = (floor: LibraryFloor, round: number) => floorProbes.flatMap((each, index) => (floorOf[index] === floor ? [each[round]!] : []));
   const rows = all.map((measurement, index): ColdStart => {
     const row = { ...measurement.row, probe: medianProbe(probes[index]!) };
     const floor = floorOf[index];
     if (!floor) return row;
-    const paired = probes[index]!.map((probe, round) => probe.importMs / floorProbes[index]![round]!.importMs);
-    return { ...row, floor: { libraries: floor.libraries, bundle: floor.bundle, probe: medianProbe(floorProbes[index]!), ratio: median(paired) } };
+    const paired = probes[index]!.map((probe, round) => probe.importMs / median(probesOfFloor(floor, round).map((each) => each.importMs)));
+    const floorProbe = medianProbe(probes[index]!.flatMap((_probe, round) => probesOfFloor(floor, round)));
+    return { ...row, floor: { libraries: floor.libraries, bundle: floor.bundle, probe: floorProbe, ratio: median(paired) } };
   });
   const functionRows = rows.slice(baseline ? 1 : 0);
   return baseline ? { baseline: rows[0], functions: functionRows } : { functions: functionRows };
@@ -434,7 +442,7 @@ export function printColdStarts(rows: readonly ColdStart[], options: { times?: n
   const floors = new Map(rows.flatMap((row) => (row.floor ? [[row.floor.libraries.join(', '), row.floor] as const] : [])));
   if (floors.size) {
     console.log(
-      "(floor = a bundle of only the function's own third-party libraries, constructed at init as it constructs them (test/infra/library-floor.ts), probed beside the function in each round, each going first in turn; × floor = the median of the rounds' import / floor's import)",
+      "(floor = a bundle of only the function's own third-party libraries, constructed at init as it constructs them (test/infra/library-floor.ts), probed beside the function in each round, each going first in turn; × floor = the median of the rounds' import / the median of that round's probes of the floor, one beside each function sharing it)",
     );
     for (const [libraries, floor] of floors)
       console.log(`  floor ${kb(floor.bundle.bytes).padStart(4)} KB ${ms(floor.probe.importMs).padStart(4)} ms: ${libraries || '(none)'}`);
