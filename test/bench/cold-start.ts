@@ -7,15 +7,15 @@ import type { BenchSection } from './context';
 /**
  * Each deployed function's bundle (built as SST builds it) and cold start:
  * the import (Lambda's init phase) and the first call, in fresh processes,
- * the median of BENCH_COLD_START_RUNS (default 21) per function, beside a
+ * the median of BENCH_COLD_START_RUNS (default 31) per function, beside a
  * pg-only bundle of GET /editions' page query probed in the same rounds, and
  * the goals of test/infra/budgets.ts.
  */
 export const coldStartBench: BenchSection = async ({ stack, sql }) => {
   const loadAtStart = loadavg()[0]!;
-  // 21 rounds: one fresh process's import varies by about ±15 % here, so fewer leave the median of a function's
-  // ratios to its floor uncertain by more than the goal's margin between two functions of the same code.
-  const times = Number(process.env.BENCH_COLD_START_RUNS ?? 21);
+  // 31 rounds: one fresh process's import varies by about 15 % here, so with fewer the medians of functions of the
+  // same code (the paged reads) spread by more than a tenth of their ratio to the floor.
+  const times = Number(process.env.BENCH_COLD_START_RUNS ?? 31);
   const workdir = await mkdtemp(join(tmpdir(), 'hatchery-cold-start-'));
   const database = 'bench_migrated_on_deploy';
   await sql.query(`DROP DATABASE IF EXISTS ${database}`);

@@ -3,6 +3,7 @@ import { configSchema, loadConfig } from '@hatchery/platform/config';
 import { accountsSchema } from '@hatchery/platform/config/accounts';
 import { awsSchema } from '@hatchery/platform/config/aws';
 import { databaseSchema } from '@hatchery/platform/config/database';
+import { edgeSchema } from '@hatchery/platform/config/edge';
 import { parseSettings } from '@hatchery/platform/config/environment';
 import { fanOutSchema } from '@hatchery/platform/config/fan-out';
 import { identitySchema } from '@hatchery/platform/config/identity';
@@ -12,7 +13,7 @@ import { httpRoutes } from '@hatchery/functions/routes';
 import { fanOutHandler, wsRoutes } from '@hatchery/functions/routes/realtime';
 import { bundleMetafile, importChain } from '../infra/library-floor';
 
-const groups = { databaseSchema, awsSchema, identitySchema, telemetrySchema, requestsSchema, accountsSchema, fanOutSchema };
+const groups = { databaseSchema, awsSchema, identitySchema, telemetrySchema, requestsSchema, edgeSchema, accountsSchema, fanOutSchema };
 
 describe('the settings, by group', () => {
   it('put each variable in exactly one group, and the whole configuration is every group', () => {
@@ -26,7 +27,6 @@ describe('the settings, by group', () => {
     expect(parseSettings(requestsSchema, env)).toEqual({
       CORS_ORIGINS: ['https://a.example', 'https://b.example'],
       CORS_ALLOWED_HOST_SUFFIXES: [],
-      IP_RATE_LIMIT_PER_SECOND: 200,
     });
     expect(() => parseSettings(fanOutSchema, env)).toThrow('Invalid configuration: FANOUT_POSTS_PER_SECOND: Invalid input: expected number, received NaN');
     expect(() => loadConfig(env, {})).toThrow(/^Invalid configuration: FANOUT_POSTS_PER_SECOND/);

@@ -2,6 +2,7 @@ import * as z from './schema';
 import { accountsSchema } from './config/accounts';
 import { awsSchema } from './config/aws';
 import { databaseSchema } from './config/database';
+import { edgeSchema } from './config/edge';
 import { type Links, parseSettings, settingsReader, sstLinks, withLinks } from './config/environment';
 import { fanOutSchema } from './config/fan-out';
 import { identitySchema } from './config/identity';
@@ -23,6 +24,7 @@ export const configSchema = z.object({
   ...identitySchema.shape,
   ...telemetrySchema.shape,
   ...requestsSchema.shape,
+  ...edgeSchema.shape,
   ...accountsSchema.shape,
   ...fanOutSchema.shape,
 });
