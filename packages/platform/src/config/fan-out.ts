@@ -1,8 +1,7 @@
 import * as z from '../schema';
-import { settingsReader } from './environment';
 import { wholeNumber } from './fields';
 
-/** How the listener broadcasts. */
+/** How the listener broadcasts; it reads the whole configuration (config.ts), so this group has no reader of its own. */
 export const fanOutSchema = z.object({
   /** The fan-out function the listener hands large broadcasts to, shard by shard; without it the listener posts every shard itself. */
   FANOUT_FUNCTION_NAME: z.optional(z.string().check(z.minLength(1))),
@@ -19,5 +18,3 @@ export const fanOutSchema = z.object({
    */
   FANOUT_MIN_INTERVAL_MS: wholeNumber(1_000),
 });
-
-export const fanOutSettings = settingsReader(fanOutSchema);
