@@ -349,14 +349,14 @@ export async function measureColdStarts(
   // Functions with the same libraries share one floor bundle, so each round probed it once beside each of them: a
   // function's ratio in a round is taken against all of that round's probes of its floor (their median), not the one
   // beside it alone, which leaves one fast or slow floor process less weight.
-  const probesOfFloor = (floor: LibraryFloor, round: number) => floorProbes.flatMap((each, index) => (floorOf[index] === floor ? [each[round]!] : []));
   const rows = all.map((measurement, index): ColdStart => {
     const row = { ...measurement.row, probe: medianProbe(probes[index]!) };
     const floor = floorOf[index];
     if (!floor) return row;
-    const paired = probes[index]!.map((probe, round) => probe.importMs / median(probesOfFloor(floor, round).map((each) => each.importMs)));
-    const floorProbe = medianProbe(probes[index]!.flatMap((_probe, round) => probesOfFloor(floor, round)));
-    return { ...row, floor: { libraries: floor.libraries, bundle: floor.bundle, probe: floorProbe, ratio: median(paired) } };
+    // By function sharing the floor, then by round.
+    const shared = floorProbes.filter((_each, other) => floorOf[other] === floor);
+    const paired = probes[index]!.map((probe, round) => probe.importMs / median(shared.map((each) => each[round]!.importMs)));
+    return { ...row, floor: { libraries: floor.libraries, bundle: floor.bundle, probe: medianProbe(shared.flat()), ratio: median(paired) } };
   });
   const functionRows = rows.slice(baseline ? 1 : 0);
   return baseline ? { baseline: rows[0], functions: functionRows } : { functions: functionRows };

@@ -1,4 +1,5 @@
 import { Resource } from 'sst/resource';
+import type { Config } from '../config';
 import type * as z from '../schema';
 
 /**
@@ -13,7 +14,7 @@ export const linkedResources = {
   DYNAMODB_TABLE: { name: 'Table', property: 'name' },
   ORIGIN_VERIFY_SECRET: { name: 'OriginVerify', property: 'value' },
   FANOUT_FUNCTION_NAME: { name: 'FanOut', property: 'name' },
-} as const;
+} as const satisfies Partial<Record<keyof Config, { name: string; property: string }>>;
 
 export type Links = Readonly<Record<string, unknown>>;
 
@@ -23,6 +24,7 @@ export type Links = Readonly<Record<string, unknown>>;
  * The local stack has none; its variables are plain.
  */
 export function sstLinks(): Links {
+  // Copied out, not handed on: `Resource` throws when asked for a name it does not hold.
   const linked = Resource as unknown as Links;
   return Object.fromEntries(Object.keys(linked).map((name) => [name, linked[name]]));
 }
