@@ -29,6 +29,11 @@ describe('validation messages (zod, in English)', () => {
       pageSize: ['must be a whole number'],
       filter: ['at most 500 characters'],
     });
+    // Digits past what a double holds are still a number too large, not an "Infinity" the client never sent.
+    expect(fieldErrors({ query: pageQuerySchema }, { queryStringParameters: { page: '201', pageSize: '9'.repeat(400) } })).toEqual({
+      page: ['must be at most 200'],
+      pageSize: ['must be at most 100'],
+    });
   });
 
   it("names a bad address, and a missing field or body, in zod's English", () => {

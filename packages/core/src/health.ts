@@ -1,7 +1,7 @@
 import { freshnessSchema } from './indexer/freshness-schema';
 import * as z from '@hatchery/platform/schema';
 
-export const healthSchema = /* @__PURE__ */ z.object({
+export const healthSchema = z.object({
   status: z.literal('ok'),
   database: z.literal('ok'),
   indexer: freshnessSchema.check(z.describe("How far the indexer has got on each chain, from Ponder's checkpoint; `unknown` without Ponder's tables.")),

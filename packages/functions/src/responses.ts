@@ -1,12 +1,12 @@
 import { accountSchema, challengeSchema } from '@hatchery/core/accounts/wire';
 import { healthSchema } from '@hatchery/core/health';
-import { editionSchema } from '@hatchery/core/indexer/editions';
-import { forgeRequestSchema } from '@hatchery/core/indexer/forge-requests';
-import { listingSchema } from '@hatchery/core/indexer/listings';
-import { nftItemSchema } from '@hatchery/core/indexer/nfts';
+import { editionSchema } from '@hatchery/core/indexer/editions-schema';
+import { forgeRequestSchema } from '@hatchery/core/indexer/forge-requests-schema';
+import { listingSchema } from '@hatchery/core/indexer/listings-schema';
+import { nftItemSchema } from '@hatchery/core/indexer/nfts-schema';
 import { referralInfoSchema } from '@hatchery/core/indexer/referral';
-import { saleSchema } from '@hatchery/core/indexer/sales';
-import { stakingPairSchema } from '@hatchery/core/indexer/staking';
+import { saleSchema } from '@hatchery/core/indexer/sales-schema';
+import { stakingPairSchema } from '@hatchery/core/indexer/staking-schema';
 import { summarySchema } from '@hatchery/core/indexer/summary';
 import { negotiateResponseSchema } from '@hatchery/core/realtime/protocol';
 import type * as z from '@hatchery/platform/schema';
@@ -19,9 +19,10 @@ import { pageSchema } from './schemas';
  * It lives apart from the route table because every handler imports its route,
  * and a handler that imported its answer's schema would construct it at every
  * cold start for a description only these readers use (docs/deploying.md,
- * "Function sizes and cold starts"). The schemas it names are declared
- * `@__PURE__` where they live, so a bundle that imports their module
- * for something else (a list's read model) leaves them out. A route with none
+ * "Function sizes and cold starts"). The schemas it names live in modules
+ * no handler imports (a list's item in its read model's `-schema.ts`): a
+ * bundle leaves out a module it takes nothing from, but keeps every statement
+ * of a module it takes something from that calls zod. A route with none
  * answers what its handler shapes (HTML, a file, a redirect) or nothing.
  */
 export const responses = {

@@ -7,7 +7,7 @@ import * as z from '@hatchery/platform/schema';
 export const accountStatuses = ['ACTIVE', 'DISABLED'] as const;
 
 /** AccountDto: timestamps stay in the database. */
-export const accountSchema = /* @__PURE__ */ z.object({
+export const accountSchema = z.object({
   id: z.string(),
   email: z.string(),
   nickname: z.string(),
@@ -19,7 +19,7 @@ export const accountSchema = /* @__PURE__ */ z.object({
 export type AccountDto = z.infer<typeof accountSchema>;
 
 /** WalletLinkChallengeDto. */
-export const challengeSchema = /* @__PURE__ */ z.object({
+export const challengeSchema = z.object({
   message: z.string().check(z.describe('The exact text to sign (EIP-191 personal_sign).')),
   nonce: z.string().check(z.regex(new RegExp(`^[0-9a-f]{${limits.nonceBytes * 2}}$`))),
   expiresAt: z.iso.datetime(),

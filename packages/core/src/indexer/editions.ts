@@ -1,25 +1,8 @@
 import type { ListSource } from '../query/page-query';
 import type { FieldMap } from '../query/compile';
-import { bigIntString } from './wire';
 import { indexerTable } from './names';
-import * as z from '@hatchery/platform/schema';
-
-export const editionSchema = /* @__PURE__ */ z.object({
-  id: bigIntString,
-  name: z.string(),
-  artUri: z.string(),
-  health: z.int(),
-  skill: z.int(),
-  morale: z.int(),
-  rarity: z.int(),
-  maxSupply: bigIntString,
-  minted: bigIntString,
-  mintStart: bigIntString,
-  mintEnd: bigIntString,
-  price: bigIntString.check(z.describe('Wei.')),
-  distribution: z.int(),
-  active: z.boolean(),
-});
+import type { editionSchema } from './editions-schema';
+import type * as z from '@hatchery/platform/schema';
 
 export type EditionDto = z.infer<typeof editionSchema>;
 

@@ -1,17 +1,8 @@
 import type { ListSource } from '../query/page-query';
 import type { FieldMap, Params } from '../query/compile';
-import { bigIntString, indexerAddress } from './wire';
-import { indexerTable } from './names';
-import * as z from '@hatchery/platform/schema';
-
-export const forgeRequestSchema = /* @__PURE__ */ z.object({
-  requestId: bigIntString,
-  tier: z.int(),
-  status: z.string(),
-  tokenId: z.optional(bigIntString).check(z.describe('Absent until the request is fulfilled.')),
-  editionId: z.optional(bigIntString).check(z.describe('Absent until the request is fulfilled.')),
-  blockNumber: bigIntString,
-});
+import { indexerAddress, indexerTable } from './names';
+import type { forgeRequestSchema } from './forge-requests-schema';
+import type * as z from '@hatchery/platform/schema';
 
 export type ForgeRequestDto = z.infer<typeof forgeRequestSchema>;
 

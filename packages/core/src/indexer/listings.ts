@@ -1,22 +1,8 @@
 import type { ListSource } from '../query/page-query';
 import type { FieldMap, Params } from '../query/compile';
-import { addressString, bigIntString } from './wire';
 import { indexerTable } from './names';
-import * as z from '@hatchery/platform/schema';
-
-export const listingSchema = /* @__PURE__ */ z.object({
-  tokenId: bigIntString,
-  seller: addressString,
-  price: bigIntString.check(z.describe('Wei.')),
-  status: z.string(),
-  editionId: bigIntString.check(z.describe('"0" when the listed NFT is not indexed.')),
-  editionName: z.string(),
-  artUri: z.string(),
-  rarity: z.int(),
-  gender: z.int(),
-  nftName: z.string(),
-  attributes: z.object({ health: z.int(), skill: z.int(), morale: z.int() }),
-});
+import type { listingSchema } from './listings-schema';
+import type * as z from '@hatchery/platform/schema';
 
 export type ListingDto = z.infer<typeof listingSchema>;
 

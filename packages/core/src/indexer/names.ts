@@ -17,6 +17,9 @@ export function indexerSchema(): string {
 /** A table of the indexer's, schema-qualified and quoted for SQL text. */
 export const indexerTable = (table: string) => `"${indexerSchema()}".${table}`;
 
+/** The indexer stores addresses lowercase, so a wallet's rows are found (through its index) by the lowercased form. */
+export const indexerAddress = (address: string): string => address.toLowerCase();
+
 /** The channel the indexer NOTIFYs on after each block it indexes live, as Ponder names it. */
 export const notificationChannel = () => `${indexerSchema()}_live_query`;
 

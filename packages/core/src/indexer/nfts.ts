@@ -1,24 +1,8 @@
 import type { ListSource } from '../query/page-query';
 import type { FieldMap, Params } from '../query/compile';
-import { bigIntString, indexerAddress } from './wire';
-import { indexerTable } from './names';
-import * as z from '@hatchery/platform/schema';
-
-export const nftItemSchema = /* @__PURE__ */ z.object({
-  tokenId: bigIntString,
-  attributes: z.object({
-    health: z.int(),
-    skill: z.int(),
-    morale: z.int(),
-    gender: z.int(),
-  }),
-  editionId: bigIntString,
-  editionName: z.string(),
-  artUri: z.string(),
-  rarity: z.int(),
-  nftName: z.string(),
-  staked: z.boolean(),
-});
+import { indexerAddress, indexerTable } from './names';
+import type { nftItemSchema } from './nfts-schema';
+import type * as z from '@hatchery/platform/schema';
 
 export type NftItemDto = z.infer<typeof nftItemSchema>;
 

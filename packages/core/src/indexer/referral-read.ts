@@ -1,6 +1,5 @@
 import { isMissingRelation, query } from '../db';
-import { indexerAddress } from './wire';
-import { indexerTable } from './names';
+import { indexerAddress, indexerTable } from './names';
 import type { ReferralInfoDto } from './referral';
 
 type ReferralRow = { code: string | null; upline: string | null; referralCount: string; totalAccrued: string; totalClaimed: string };

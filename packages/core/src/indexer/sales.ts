@@ -1,18 +1,8 @@
 import type { ListSource } from '../query/page-query';
 import type { FieldMap } from '../query/compile';
-import { addressString, bigIntString } from './wire';
 import { indexerTable } from './names';
-import * as z from '@hatchery/platform/schema';
-
-export const saleSchema = /* @__PURE__ */ z.object({
-  tokenId: bigIntString,
-  seller: addressString,
-  buyer: addressString,
-  price: bigIntString.check(z.describe('Wei.')),
-  platformFee: bigIntString.check(z.describe('Wei.')),
-  royalty: bigIntString.check(z.describe('Wei.')),
-  blockNumber: bigIntString,
-});
+import type { saleSchema } from './sales-schema';
+import type * as z from '@hatchery/platform/schema';
 
 export type SaleDto = z.infer<typeof saleSchema>;
 

@@ -1,18 +1,8 @@
 import type { ListSource } from '../query/page-query';
 import type { FieldMap, Params } from '../query/compile';
-import { bigIntString, indexerAddress } from './wire';
-import { indexerTable } from './names';
-import * as z from '@hatchery/platform/schema';
-
-export const stakingPairSchema = /* @__PURE__ */ z.object({
-  pairId: bigIntString,
-  maleId: bigIntString,
-  femaleId: bigIntString,
-  matched: z.boolean(),
-  stakedAt: bigIntString,
-  lastClaimAt: bigIntString,
-  status: z.string(),
-});
+import { indexerAddress, indexerTable } from './names';
+import type { stakingPairSchema } from './staking-schema';
+import type * as z from '@hatchery/platform/schema';
 
 export type StakingPairDto = z.infer<typeof stakingPairSchema>;
 

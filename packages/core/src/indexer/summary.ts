@@ -1,7 +1,7 @@
 import * as z from '@hatchery/platform/schema';
 import { bigIntString } from './wire';
 
-export const summarySchema = /* @__PURE__ */ z.object({
+export const summarySchema = z.object({
   salesCount: z.int(),
   totalVolume: bigIntString.check(z.describe('Wei: the sum of all sale prices.')),
   nftCount: z.int().check(z.describe('NFTs not burned.')),

@@ -4,6 +4,3 @@ import * as z from '@hatchery/platform/schema';
 export const bigIntString = z.string().check(z.regex(/^-?[0-9]{1,78}$/));
 
 export const addressString = z.string().check(z.regex(/^0x[0-9a-f]{40}$/));
-
-/** The indexer stores addresses lowercase, so a wallet's rows are found (through its index) by the lowercased form. */
-export const indexerAddress = (address: string): string => address.toLowerCase();

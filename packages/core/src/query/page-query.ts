@@ -12,27 +12,34 @@ import { afterCondition, cursorBinding, decodeCursor, keyColumns } from './curso
  * paging.ts reads the page.
  */
 
+/*
+ * Every schema here is built at each paged read's cold start, so each parameter is as few zod instances as it can be:
+ * the whole numbers share their digits, and their bounds are checked in the transform that applies the default.
+ */
+
+const digits = z.optional(z.string().check(z.regex(/^[0-9]+$/, 'must be a whole number')));
+
 /* @__NO_SIDE_EFFECTS__ */
-function boundedInt(bounds: { min: number; max: number; default: number }) {
-  const digits = z.pipe(z.string().check(z.regex(/^[0-9]+$/, 'must be a whole number')), z.transform(Number));
-  const inBounds = z.number().check(z.gte(bounds.min, `must be at least ${bounds.min}`), z.lte(bounds.max, `must be at most ${bounds.max}`));
-  return z.pipe(
-    z.optional(z.pipe(digits, inBounds)),
-    z.transform((value: number | undefined) => value ?? bounds.default),
-  );
+function boundedInt(bounds: { min: number; max: number; default: number }, description: string) {
+  const inBounds = z.transform((text: string | undefined, context) => {
+    if (text === undefined) return bounds.default;
+    const value = Number(text);
+    if (value < bounds.min) context.issues.push({ code: 'custom', input: text, message: `must be at least ${bounds.min}` });
+    if (value > bounds.max) context.issues.push({ code: 'custom', input: text, message: `must be at most ${bounds.max}` });
+    return value;
+  });
+  return z.described(z.pipe(digits, inBounds), description);
 }
 
 /* @__NO_SIDE_EFFECTS__ */
 function boundedText(maxLength: number, description: string) {
-  return z.optional(z.string().check(z.maxLength(maxLength, `at most ${maxLength} characters`))).check(z.describe(description));
+  return z.described(z.optional(z.string().check(z.maxLength(maxLength, `at most ${maxLength} characters`))), description);
 }
 
 /** The query parameters every paged list accepts (docs/http-api.md, Queries). */
 export const pageQuerySchema = z.object({
-  page: boundedInt(limits.page).check(z.describe(`Page number, ${limits.page.min} to ${limits.page.max}.`)),
-  pageSize: boundedInt(limits.pageSize).check(
-    z.describe(`Items per page, ${limits.pageSize.min} to ${limits.pageSize.max}, default ${limits.pageSize.default}.`),
-  ),
+  page: boundedInt(limits.page, `Page number, ${limits.page.min} to ${limits.page.max}.`),
+  pageSize: boundedInt(limits.pageSize, `Items per page, ${limits.pageSize.min} to ${limits.pageSize.max}, default ${limits.pageSize.default}.`),
   filter: boundedText(limits.filterLength, 'Filter expression (Gridify syntax); blank is none.'),
   orderBy: boundedText(limits.orderByLength, 'Sort expression (Gridify syntax); blank is the default order.'),
   after: boundedText(

@@ -1,7 +1,6 @@
 import { isMissingRelation, type Queryable } from '../db';
-import { indexerAddress } from '../indexer/wire';
+import { indexerAddress, indexerTable } from '../indexer/names';
 import type { ForgeFulfilled, MarketChanged } from './events';
-import { indexerTable } from '../indexer/names';
 import { summaryTables } from '../indexer/summary-store';
 
 /**

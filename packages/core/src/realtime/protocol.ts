@@ -102,7 +102,7 @@ export const negotiateQuerySchema = z.object({
     .check(z.describe('Negotiation protocol version the client speaks (the SignalR client sends 1).')),
 });
 
-export const negotiateResponseSchema = /* @__PURE__ */ z.object({
+export const negotiateResponseSchema = z.object({
   negotiateVersion: z.int(),
   connectionId: z.string(),
   connectionToken: z.optional(z.string()),

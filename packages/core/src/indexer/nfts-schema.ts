@@ -1,0 +1,26 @@
+import { bigIntString } from './wire';
+import * as z from '@hatchery/platform/schema';
+
+/*
+ * An NFT as the account's NFT list answers it, for the OpenAPI document and
+ * the client's types. Apart from nfts.ts, as freshness-schema.ts is from
+ * freshness.ts: each paged read imports that module's query source, and
+ * constructing this schema cost its cold start, though only the document and
+ * the types need it.
+ */
+
+export const nftItemSchema = z.object({
+  tokenId: bigIntString,
+  attributes: z.object({
+    health: z.int(),
+    skill: z.int(),
+    morale: z.int(),
+    gender: z.int(),
+  }),
+  editionId: bigIntString,
+  editionName: z.string(),
+  artUri: z.string(),
+  rarity: z.int(),
+  nftName: z.string(),
+  staked: z.boolean(),
+});
