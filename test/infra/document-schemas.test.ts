@@ -12,7 +12,9 @@ import { bundleMetafile, importChain } from './library-floor';
  * starts").
  */
 const documentOnly = (file: string) =>
-  /^packages\/core\/src\/indexer\/[a-z-]+-schema\.ts$/.test(file) || file === 'packages/functions/src/responses.ts' || file === 'packages/functions/src/problem-schema.ts';
+  /^packages\/core\/src\/indexer\/[a-z-]+-schema\.ts$/.test(file) ||
+  file === 'packages/functions/src/responses.ts' ||
+  file === 'packages/functions/src/problem-schema.ts';
 
 describe('the schemas only the OpenAPI document reads', () => {
   it.each([...Object.values(httpRoutes).map((route) => route.handler), ...wsRoutes.map((route) => route.handler), fanOutHandler])(
