@@ -9,9 +9,7 @@ import { fanOutSchema } from '@hatchery/platform/config/fan-out';
 import { identitySchema } from '@hatchery/platform/config/identity';
 import { requestsSchema } from '@hatchery/platform/config/requests';
 import { telemetrySchema } from '@hatchery/platform/config/telemetry';
-import { httpRoutes } from '@hatchery/functions/routes';
-import { fanOutHandler, wsRoutes } from '@hatchery/functions/routes/realtime';
-import { bundleMetafile, importChain } from '../infra/library-floor';
+import { functionHandlers, handlerImportChain } from '../infra/library-floor';
 
 const groups = { databaseSchema, awsSchema, identitySchema, telemetrySchema, requestsSchema, edgeSchema, accountsSchema, fanOutSchema };
 
@@ -39,12 +37,7 @@ describe('the settings, by group', () => {
   });
 
   // A function that imported the whole configuration would build every group's schemas at each cold start.
-  it.each([...Object.values(httpRoutes).map((route) => route.handler), ...wsRoutes.map((route) => route.handler), fanOutHandler])(
-    '%s bundles the groups it reads, never the whole configuration',
-    async (handler) => {
-      const entry = `${handler.replace(/\.handler$/, '')}.ts`;
-      const metafile = await bundleMetafile(entry);
-      expect(importChain(metafile.inputs, entry, (file) => file === 'packages/platform/src/config.ts')).toBeUndefined();
-    },
-  );
+  it.each(functionHandlers)('%s bundles the groups it reads, never the whole configuration', async (handler) => {
+    expect(await handlerImportChain(handler, (file) => file === 'packages/platform/src/config.ts')).toBeUndefined();
+  });
 });

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { httpRoutes, type HttpRouteName } from '@hatchery/functions/routes';
-import { bundleMetafile, importChain } from './library-floor';
+import { handlerImportChain } from './library-floor';
 
 /**
  * The functions that never query the database: pg is CommonJS, so
@@ -13,8 +13,7 @@ const databaseFree = ['openApi', 'docs', 'docsAsset', 'preflight', 'notFound', '
 
 describe('the functions that never query the database', () => {
   it.each(databaseFree)('%s bundles no database client', async (name) => {
-    const entry = `${httpRoutes[name].handler.replace(/\.handler$/, '')}.ts`;
-    const metafile = await bundleMetafile(entry);
-    expect(importChain(metafile.inputs, entry, (file) => file === 'packages/core/src/db.ts' || /node_modules\/pg\//.test(file))).toBeUndefined();
+    const chain = await handlerImportChain(httpRoutes[name].handler, (file) => file === 'packages/core/src/db.ts' || /node_modules\/pg\//.test(file));
+    expect(chain).toBeUndefined();
   });
 });

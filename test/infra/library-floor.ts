@@ -2,6 +2,8 @@ import { mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:f
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { build } from 'esbuild';
+import { httpRoutes } from '@hatchery/functions/routes';
+import { fanOutHandler, wsRoutes } from '@hatchery/functions/routes/realtime';
 import type { Bundle } from './cold-start';
 import { functionBuild, insideNodeModules } from './pg-only';
 import { buildHandler } from './sst/build-handler';
@@ -96,7 +98,7 @@ export async function bundleMetafile(entry: string) {
 }
 
 /** The first import chain from `entry` to a module `matches` accepts, in a bundle's metafile inputs, or undefined. */
-export function importChain(inputs: Record<string, { imports: { path: string }[] }>, entry: string, matches: (file: string) => boolean): string[] | undefined {
+function importChain(inputs: Record<string, { imports: { path: string }[] }>, entry: string, matches: (file: string) => boolean): string[] | undefined {
   const via = new Map<string, string | undefined>([[entry, undefined]]);
   for (const file of via.keys()) {
     if (matches(file)) {
@@ -107,6 +109,19 @@ export function importChain(inputs: Record<string, { imports: { path: string }[]
     for (const { path } of inputs[file]?.imports ?? []) if (!via.has(path)) via.set(path, file);
   }
   return undefined;
+}
+
+/** Every deployed function's handler: each HTTP route's, the hub's and the fan-out function's. */
+export const functionHandlers: readonly string[] = [
+  ...Object.values(httpRoutes).map((route) => route.handler),
+  ...wsRoutes.map((route) => route.handler),
+  fanOutHandler,
+];
+
+/** The first import chain from a handler (`packages/…/file.handler`) to a module `matches` accepts, in its bundle as SST builds it, or undefined. */
+export async function handlerImportChain(handler: string, matches: (file: string) => boolean): Promise<string[] | undefined> {
+  const entry = `${handler.replace(/\.handler$/, '')}.ts`;
+  return importChain((await bundleMetafile(entry)).inputs, entry, matches);
 }
 
 /** The third-party packages the function's own (first-party) modules import, found as esbuild resolves them. */

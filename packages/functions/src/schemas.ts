@@ -10,16 +10,15 @@ export const exampleWallet = '0x000000000000000000000000000000000000000b';
 
 /** The path parameter of every `{address}` route. */
 export const addressParams = z.object({
-  address: z.described(
-    z.string().check(z.regex(patterns.address, 'must be 0x followed by 40 hex characters')),
-    'A wallet address: `0x` and 40 hex characters, any case.',
-    [exampleWallet],
-  ),
+  address: z
+    .string()
+    .check(z.regex(patterns.address, 'must be 0x followed by 40 hex characters'))
+    .register(z.globalRegistry, { description: 'A wallet address: `0x` and 40 hex characters, any case.', examples: [exampleWallet] }),
 });
 
 /** The path parameter of the API explorer's files. */
 export const docsAssetParams = z.object({
-  asset: z.described(z.string(), 'A file of the explorer.', ['swagger-ui.css']),
+  asset: z.string().register(z.globalRegistry, { description: 'A file of the explorer.', examples: ['swagger-ui.css'] }),
 });
 
 /** A paged list's envelope around `item`. */

@@ -1,5 +1,5 @@
 import { en } from 'zod/locales';
-import { config, globalRegistry, type ZodMiniType } from 'zod/mini';
+import { config } from 'zod/mini';
 
 /**
  * zod for the whole code base: zod/mini, whose functions a bundle keeps only
@@ -17,13 +17,3 @@ import { config, globalRegistry, type ZodMiniType } from 'zod/mini';
 config(en());
 
 export * from 'zod/mini';
-
-/**
- * `schema` with its description (and examples) for the OpenAPI document,
- * registered on `schema` itself: `.check(z.describe())` would clone it, and a
- * clone is work at every cold start of each function that builds the schema.
- */
-export function described<Schema extends ZodMiniType>(schema: Schema, description: string, examples?: readonly unknown[]): Schema {
-  globalRegistry.add(schema, examples ? { description, examples: [...examples] } : { description });
-  return schema;
-}

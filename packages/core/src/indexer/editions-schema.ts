@@ -1,14 +1,7 @@
 import { bigIntString } from './wire';
 import * as z from '@hatchery/platform/schema';
 
-/*
- * An edition as the edition list answers it, for the OpenAPI document and the
- * client's types. Apart from editions.ts, as freshness-schema.ts is from
- * freshness.ts: each paged read imports that module's query source, and
- * constructing this schema cost its cold start, though only the document and
- * the types need it.
- */
-
+/** An edition as the edition list answers it, for the OpenAPI document and the client's types: apart from editions.ts, which the handlers import (see responses.ts). */
 export const editionSchema = z.object({
   id: bigIntString,
   name: z.string(),

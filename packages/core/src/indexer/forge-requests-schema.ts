@@ -1,14 +1,7 @@
 import { bigIntString } from './wire';
 import * as z from '@hatchery/platform/schema';
 
-/*
- * A forge request as the account's forge request list answers it, for the
- * OpenAPI document and the client's types. Apart from forge-requests.ts, as
- * freshness-schema.ts is from freshness.ts: each paged read imports that
- * module's query source, and constructing this schema cost its cold start,
- * though only the document and the types need it.
- */
-
+/** A forge request as the account's forge request list answers it, for the OpenAPI document and the client's types: apart from forge-requests.ts, which the handlers import (see responses.ts). */
 export const forgeRequestSchema = z.object({
   requestId: bigIntString,
   tier: z.int(),

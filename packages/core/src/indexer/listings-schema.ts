@@ -1,14 +1,7 @@
 import { addressString, bigIntString } from './wire';
 import * as z from '@hatchery/platform/schema';
 
-/*
- * A listing as the listing list answers it, for the OpenAPI document and the
- * client's types. Apart from listings.ts, as freshness-schema.ts is from
- * freshness.ts: each paged read imports that module's query source, and
- * constructing this schema cost its cold start, though only the document and
- * the types need it.
- */
-
+/** A listing as the listing list answers it, for the OpenAPI document and the client's types: apart from listings.ts, which the handlers import (see responses.ts). */
 export const listingSchema = z.object({
   tokenId: bigIntString,
   seller: addressString,

@@ -14,12 +14,13 @@ import type { ChainFreshness, Freshness } from './freshness';
 /** At most 16 digits each, the width of Ponder's checkpoint fields; blank is none, as for the lists' other parameters. */
 const minBlockPattern = /^(?:(?:([0-9]{1,16}):)?([0-9]{1,16}))?$/;
 
-export const minBlockParam = z.described(
-  z.optional(z.string().check(z.regex(minBlockPattern, 'must be a block number, or <chainId>:<block>'))),
-  `Answer from an index that has reached this block: \`<block>\`, or \`<chainId>:<block>\` (the chain may be left out while one chain is indexed). ` +
+// Registered, not `.check(z.describe())`, which would clone the schema at every indexed read's cold start.
+export const minBlockParam = z.optional(z.string().check(z.regex(minBlockPattern, 'must be a block number, or <chainId>:<block>'))).register(z.globalRegistry, {
+  description:
+    `Answer from an index that has reached this block: \`<block>\`, or \`<chainId>:<block>\` (the chain may be left out while one chain is indexed). ` +
     `Waits up to ${limits.minBlock.waitMs / 1000} s for it, then answers 409 with \`Retry-After\`; more than ${limits.minBlock.maxAheadBlocks} blocks past the indexed block is a 422. ` +
     'A success was read at or after that block (`X-Indexed-Block`). Blank is none.',
-);
+});
 
 /** The query of an indexed read that takes no other parameter (the referral and the summary). */
 export const minBlockQuerySchema = z.object({ minBlock: minBlockParam });

@@ -1,14 +1,7 @@
 import { bigIntString } from './wire';
 import * as z from '@hatchery/platform/schema';
 
-/*
- * An NFT as the account's NFT list answers it, for the OpenAPI document and
- * the client's types. Apart from nfts.ts, as freshness-schema.ts is from
- * freshness.ts: each paged read imports that module's query source, and
- * constructing this schema cost its cold start, though only the document and
- * the types need it.
- */
-
+/** An NFT as the account's NFT list answers it, for the OpenAPI document and the client's types: apart from nfts.ts, which the handlers import (see responses.ts). */
 export const nftItemSchema = z.object({
   tokenId: bigIntString,
   attributes: z.object({

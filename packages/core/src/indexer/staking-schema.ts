@@ -1,14 +1,7 @@
 import { bigIntString } from './wire';
 import * as z from '@hatchery/platform/schema';
 
-/*
- * A staked pair as the account's staking list answers it, for the OpenAPI
- * document and the client's types. Apart from staking.ts, as
- * freshness-schema.ts is from freshness.ts: each paged read imports that
- * module's query source, and constructing this schema cost its cold start,
- * though only the document and the types need it.
- */
-
+/** A staked pair as the account's staking list answers it, for the OpenAPI document and the client's types: apart from staking.ts, which the handlers import (see responses.ts). */
 export const stakingPairSchema = z.object({
   pairId: bigIntString,
   maleId: bigIntString,

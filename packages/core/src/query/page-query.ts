@@ -14,7 +14,8 @@ import { afterCondition, cursorBinding, decodeCursor, keyColumns } from './curso
 
 /*
  * Every schema here is built at each paged read's cold start, so each parameter is as few zod instances as it can be:
- * the whole numbers share their digits, and their bounds are checked in the transform that applies the default.
+ * the whole numbers share their digits, and their bounds are checked in the transform that applies the default; a
+ * description is registered on the schema itself, where `.check(z.describe())` would clone it.
  */
 
 const digits = z.optional(z.string().check(z.regex(/^[0-9]+$/, 'must be a whole number')));
@@ -28,12 +29,12 @@ function boundedInt(bounds: { min: number; max: number; default: number }, descr
     if (value > bounds.max) context.issues.push({ code: 'custom', input: text, message: `must be at most ${bounds.max}` });
     return value;
   });
-  return z.described(z.pipe(digits, inBounds), description);
+  return z.pipe(digits, inBounds).register(z.globalRegistry, { description });
 }
 
 /* @__NO_SIDE_EFFECTS__ */
 function boundedText(maxLength: number, description: string) {
-  return z.described(z.optional(z.string().check(z.maxLength(maxLength, `at most ${maxLength} characters`))), description);
+  return z.optional(z.string().check(z.maxLength(maxLength, `at most ${maxLength} characters`))).register(z.globalRegistry, { description });
 }
 
 /** The query parameters every paged list accepts (docs/http-api.md, Queries). */
