@@ -106,6 +106,21 @@ export function createAlarms(observed: Observed, settings: DeploySettings): { to
       datapointsToAlarm: 3,
       treatMissingData: 'notBreaching',
     }),
+    ...eventKinds.map(
+      (kind) =>
+        new aws.cloudwatch.MetricAlarm(`UndeliveredPosts${kind[0]!.toUpperCase()}${kind.slice(1)}`, {
+          ...notify,
+          ...own('UndeliveredPosts'),
+          dimensions: { ...service, kind },
+          alarmDescription: `Connections missed ${kind} events: posts failed or not made before their deadline (docs/operating.md: Alarms).`,
+          statistic: 'Sum',
+          threshold: thresholds.undeliveredPosts,
+          comparisonOperator: 'GreaterThanThreshold',
+          evaluationPeriods: 5,
+          datapointsToAlarm: 2,
+          treatMissingData: 'notBreaching',
+        }),
+    ),
     new aws.cloudwatch.MetricAlarm('IndexerLag', {
       ...notify,
       ...own('IndexerLag'),
@@ -188,7 +203,7 @@ function createDashboard(observed: Observed): aws.cloudwatch.Dashboard {
         widget('Indexer lag behind its chain (s)', own('IndexerLag'), 'Maximum'),
         widget(
           'Events, posts sent, gone and failed by kind (listener and fan-out function)',
-          byKind('ListenerEvents', 'ListenerPostsSent', 'ListenerGoneConnections', 'ListenerFailedPosts'),
+          byKind('ListenerEvents', 'ListenerPostsSent', 'ListenerGoneConnections', 'ListenerFailedPosts', 'UndeliveredPosts'),
         ),
         widget('Fan-out time per event (ms)', byKind('ListenerFanOutTime'), 'Maximum'),
         widget('Fan-out function: shard time p99 (ms)', byKind('FanOutShardTime'), 'p99'),

@@ -33,6 +33,7 @@ const settingsSchema = z.object({
   HATCHERY_ALARM_LAMBDA_THROTTLES: z._default(z.coerce.number().check(z.int(), z.gte(0)), 0),
   HATCHERY_ALARM_HEARTBEAT_MINUTES: z._default(z.coerce.number().check(z.int(), z.gte(1)), 3),
   HATCHERY_ALARM_LISTENER_LAG_MS: z._default(z.coerce.number().check(z.positive()), 10_000),
+  HATCHERY_ALARM_UNDELIVERED_POSTS: z._default(z.coerce.number().check(z.nonnegative()), 0),
   /** The indexer's lag behind its chain (the listener's IndexerLag, from Ponder's checkpoint) that alarms; a chain's block time sets its floor. */
   HATCHERY_ALARM_INDEXER_LAG_SECONDS: z._default(z.coerce.number().check(z.int(), z.gte(1)), 300),
   HATCHERY_ALARM_DB_CONNECTIONS_PERCENT: z._default(z.coerce.number().check(z.gte(1), z.lte(100)), 80),
@@ -60,6 +61,8 @@ export interface DeploySettings {
     lambdaThrottles: number;
     heartbeatMinutes: number;
     listenerLagMs: number;
+    /** Posts of one kind of event not delivered in a minute above which the alarm fires. */
+    undeliveredPosts: number;
     indexerLagSeconds: number;
     databaseConnectionsPercent: number;
   };
@@ -87,6 +90,7 @@ export function deploySettings(env: NodeJS.ProcessEnv = process.env): DeploySett
       lambdaThrottles: settings.HATCHERY_ALARM_LAMBDA_THROTTLES,
       heartbeatMinutes: settings.HATCHERY_ALARM_HEARTBEAT_MINUTES,
       listenerLagMs: settings.HATCHERY_ALARM_LISTENER_LAG_MS,
+      undeliveredPosts: settings.HATCHERY_ALARM_UNDELIVERED_POSTS,
       indexerLagSeconds: settings.HATCHERY_ALARM_INDEXER_LAG_SECONDS,
       databaseConnectionsPercent: settings.HATCHERY_ALARM_DB_CONNECTIONS_PERCENT,
     },

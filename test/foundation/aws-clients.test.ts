@@ -306,7 +306,7 @@ describe('the management API', () => {
         return ids.sort();
       };
       expect(await all()).toEqual(['Gone=', 'Live=']);
-      const delivery = await post(inOnePage(['Live=', 'Gone=']), frame, { connections, store, concurrency: 2, log: pino({ level: 'silent' }) });
+      const delivery = await post(inOnePage(['Live=', 'Gone=']), frame, { connections, store, concurrency: 2, log: pino({ level: 'silent' }), pace: pacer(0) });
       expect(delivery).toMatchObject({ sent: 1, gone: 1, failed: 0 });
       expect(await all()).toEqual(['Live=']);
     } finally {
@@ -328,7 +328,13 @@ describe('the management API', () => {
     const ids = [...Array.from({ length: 20 }, (_, i) => `Slow${i}=`), 'Reset='];
     const log = pino({ level: 'silent' });
     const store = connectionStore({ table: 'unused' });
-    const delivery = await post(inOnePage(ids), frame, { connections: hubConnections(managementApiClient(`${server.url}/prod`)), store, concurrency: 21, log });
+    const delivery = await post(inOnePage(ids), frame, {
+      connections: hubConnections(managementApiClient(`${server.url}/prod`)),
+      store,
+      concurrency: 21,
+      log,
+      pace: pacer(0),
+    });
     expect(delivery).toMatchObject({ sent: 10, failed: 11, gone: 0 });
     expect([...applied.values()].every((count) => count === 1)).toBe(true);
     expect(applied.size).toBe(21);

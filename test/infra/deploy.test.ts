@@ -392,8 +392,8 @@ function listenerLines(): Record<string, unknown>[] {
     const measured = listenerMetrics(createMetrics());
     measured.notified();
     const read = measured.readStarted();
-    measured.delivered('marketChanged', { sent: 3, gone: 1, failed: 0 }, performance.now());
-    measured.delivered('forgeFulfilled', { sent: 1, gone: 0, failed: 0 }, performance.now());
+    measured.delivered('marketChanged', { sent: 3, gone: 1, failed: 0, skipped: 0 }, performance.now());
+    measured.delivered('forgeFulfilled', { sent: 1, gone: 0, failed: 0, skipped: 0 }, performance.now());
     read.finished(true);
     measured.indexerLag(12);
   } finally {

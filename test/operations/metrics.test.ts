@@ -206,7 +206,10 @@ describe('fan-out function metrics', () => {
       }, 'the connection ready in its shard');
       const sent = stack.metrics.series('ListenerPostsSent', { service, kind: 'marketChanged' }).sum;
       // Invoked as the listener hands a shard out, through the local Lambda service, which runs the function in a worker thread.
-      const delivery = await functionShards(localFanOutFunction, stack.url)({ shard, frame: marketChangedMessage({ count: 5, maxBlock: '55', version: 1 }) });
+      const delivery = await functionShards(
+        localFanOutFunction,
+        stack.url,
+      )({ event: `marketChanged#${Date.now()}`, shard, frame: marketChangedMessage({ count: 5, maxBlock: '55', version: 1 }) });
       expect(delivery.sent).toBeGreaterThanOrEqual(1);
       await waitFor(() => withMetric('FanOutShardTime').length === 1, 'the shard’s document');
       const [document] = withMetric('FanOutShardTime');

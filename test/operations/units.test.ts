@@ -26,7 +26,7 @@ describe('listener metrics', () => {
     now = 205;
     metrics.notified();
     now = 260;
-    metrics.delivered('forgeFulfilled', { sent: 3, gone: 1, failed: 0 }, 210);
+    metrics.delivered('forgeFulfilled', { sent: 3, gone: 1, failed: 0, skipped: 0 }, 210);
     now = 300;
     read.finished(true);
 

@@ -12,6 +12,9 @@ import { limits } from '@hatchery/core/limits';
 import { connectionStore, shardOf, shards } from '@hatchery/core/realtime/connections';
 import { marketChangedMessage, type MarketChanged } from '@hatchery/core/realtime/events';
 import { deliverShard, type FanOutParts } from '@hatchery/core/realtime/fan-out';
+import { pacer } from '@hatchery/core/realtime/budget';
+import { deliveryLedger } from '@hatchery/core/realtime/ledger';
+import { randomUUID } from 'node:crypto';
 import { hubConnections, managementApiClient, type HubConnections } from '@hatchery/platform/aws/management';
 import { Listener, type ListenerOptions } from '@hatchery/listener/listener';
 import { functionShards } from '@hatchery/listener/shards';
@@ -39,7 +42,9 @@ let dynamoClient: DynamoDBDocumentClient;
 let admin: DynamoDBClient;
 let store: ReturnType<typeof connectionStore>;
 let connections: HubConnections;
-const parts = (): FanOutParts => ({ store, connections, concurrency: limits.hub.fanOutConcurrency, log });
+const parts = (): FanOutParts => ({ store, connections, concurrency: limits.hub.fanOutConcurrency, log, pace: pacer(0) });
+/** A shard's job for a new event, so the ledger holds no claim of it yet. */
+const job = (shard: number, frame: string) => ({ event: `test#${randomUUID()}`, shard, frame });
 
 /** The client, counting its calls (each once, whatever its retries) of the operations in `calls`. */
 function counting<Client extends { middlewareStack: MiddlewareStack<any, any> }>(client: Client): Client {
@@ -62,6 +67,7 @@ interface Client {
 }
 
 const clients: Client[] = [];
+const ledger = () => deliveryLedger({ client: dynamoClient });
 
 /**
  * A SignalR client, and the gateway's id for it (connections are opened one
@@ -165,18 +171,18 @@ describe('one shard’s fan-out (the fan-out function’s work)', () => {
     await store.subscribe(ghosts[0]!, wallet(42));
 
     const { payload, frame } = uniqueFrame();
-    const delivery = await deliverShard({ shard, frame }, parts());
+    const delivery = await deliverShard(job(shard, frame), parts(), ledger());
     const mine = clients.filter((client) => shardOf(client.id) === shard);
     await waitFor(() => mine.every((client) => received(client, payload) === 1), 'every client of the shard');
 
-    expect(delivery).toEqual({ sent: mine.length, gone: ghosts.length, failed: 0, skipped: 0 });
+    expect(delivery).toEqual({ sent: mine.length, gone: ghosts.length, failed: 0, skipped: 0, paceFactor: 1 });
     expect(calls.PostToConnection).toBe(mine.length + ghosts.length);
     const remaining = await ids(store.shard(shard));
     expect(remaining.filter((id) => id.startsWith('Ghost'))).toEqual([]);
     expect(await ids(store.group(wallet(42)))).toEqual([]);
     // The others are untouched: checked after a second fan-out to this shard has arrived, which orders the frames before it.
     const next = uniqueFrame();
-    await deliverShard({ shard, frame: next.frame }, parts());
+    await deliverShard(job(shard, next.frame), parts(), ledger());
     await waitFor(() => mine.every((client) => received(client, next.payload) === 1), 'the second fan-out');
     for (const client of clients) expect(received(client, payload)).toBe(shardOf(client.id) === shard ? 1 : 0);
   });
@@ -185,14 +191,14 @@ describe('one shard’s fan-out (the fan-out function’s work)', () => {
     const table = 'hatchery-empty';
     await ensureTable(admin, table);
     const empty = connectionStore({ client: dynamoClient, table });
-    const delivery = await deliverShard({ shard: 3, frame: uniqueFrame().frame }, { ...parts(), store: empty });
-    expect(delivery).toEqual({ sent: 0, gone: 0, failed: 0, skipped: 0 });
+    const delivery = await deliverShard(job(3, uniqueFrame().frame), { ...parts(), store: empty }, ledger());
+    expect(delivery).toEqual({ sent: 0, gone: 0, failed: 0, skipped: 0, paceFactor: 1 });
     expect(calls).toEqual({ Query: 1, PostToConnection: 0 });
   });
 
   it('fails before its first post when the shard cannot be read, so a retry sends nobody anything twice', async () => {
     const missing = connectionStore({ client: dynamoClient, table: 'no-such-table' });
-    await expect(deliverShard({ shard: shardOf(clients[0]!.id), frame: uniqueFrame().frame }, { ...parts(), store: missing })).rejects.toThrow(
+    await expect(deliverShard(job(shardOf(clients[0]!.id), uniqueFrame().frame), { ...parts(), store: missing }, ledger())).rejects.toThrow(
       /non-existent table|not found/i,
     );
     expect(calls.PostToConnection).toBe(0);
@@ -217,7 +223,7 @@ describe('one shard’s fan-out (the fan-out function’s work)', () => {
       close: (connectionId) => connections.close(connectionId),
     };
     const { payload, frame } = uniqueFrame();
-    const delivery = await deliverShard({ shard, frame }, { ...parts(), connections: churning });
+    const delivery = await deliverShard(job(shard, frame), { ...parts(), connections: churning }, ledger());
     const staying = mine.filter((client) => client !== leaving);
     await waitFor(() => staying.every((client) => received(client, payload) === 1), 'the clients that stayed');
     expect(delivery).toMatchObject({ sent: staying.length, gone: 1, failed: 0 });
@@ -227,7 +233,7 @@ describe('one shard’s fan-out (the fan-out function’s work)', () => {
 
     // The next event reaches the newcomer, wherever its id put it.
     const next = uniqueFrame();
-    await deliverShard({ shard: shardOf(joined!.id), frame: next.frame }, parts());
+    await deliverShard(job(shardOf(joined!.id), next.frame), parts(), ledger());
     await waitFor(() => received(joined!, next.payload) === 1, 'the newcomer');
     clients.splice(clients.indexOf(leaving), 1);
   });

@@ -15,6 +15,8 @@ import { limits } from '@hatchery/core/limits';
 import { connectionStore, shardOf } from '@hatchery/core/realtime/connections';
 import { marketChangedMessage } from '@hatchery/core/realtime/events';
 import { deliverShard, type FanOutParts } from '@hatchery/core/realtime/fan-out';
+import { pacer } from '@hatchery/core/realtime/budget';
+import { deliveryLedger } from '@hatchery/core/realtime/ledger';
 import { hubConnections, managementApiClient } from '@hatchery/platform/aws/management';
 import { hubErrors } from '@hatchery/core/realtime/hub';
 import { messages, splitRecords } from '@hatchery/core/realtime/protocol';
@@ -121,15 +123,22 @@ describe('the handshake', () => {
   it('sends no event before the handshake is answered (a SignalR client fails on any other first message), and events after it', async () => {
     const client = await raw({ handshake: false });
     const shard = shardOf(client.id);
-    const parts: FanOutParts = { store, connections: hubConnections(managementApiClient(stack.url)), concurrency: 4, log: pino({ level: 'silent' }) };
+    const parts: FanOutParts = {
+      store,
+      connections: hubConnections(managementApiClient(stack.url)),
+      concurrency: 4,
+      log: pino({ level: 'silent' }),
+      pace: pacer(0),
+    };
+    const ledger = deliveryLedger();
     const early = marketChangedMessage({ count: 1, maxBlock: '101', version: 1 });
-    await deliverShard({ shard, frame: early }, parts);
+    await deliverShard({ event: 'early', shard, frame: early }, parts, ledger);
     client.send(`{"protocol":"json","version":1}${RS}`);
     expect(await client.next()).toBe(`{}${RS}`);
 
     await waitFor(async () => (await store.peek(shard, 10_000)).ids.includes(client.id), 'the handshaken connection in its shard');
     const late = marketChangedMessage({ count: 2, maxBlock: '102', version: 1 });
-    await deliverShard({ shard, frame: late }, parts);
+    await deliverShard({ event: 'late', shard, frame: late }, parts, ledger);
     expect(await client.next()).toBe(late);
     expect(client.inbox).not.toContain(early);
   });

@@ -204,7 +204,7 @@ describe('the fan-out budget’s parts', () => {
     const burstStarted = performance.now();
     for (let i = 0; i < 5; i++) await bursting.take();
     expect(performance.now() - burstStarted).toBeLessThan(50);
-    paced.throttled({ name: 'LimitExceededException', $response: { headers: { 'retry-after': '1' } } });
+    paced.throttled(retryAfterMs({ name: 'LimitExceededException', $response: { headers: { 'retry-after': '1' } } }));
     const pausedAt = performance.now();
     await paced.take();
     expect(performance.now() - pausedAt).toBeGreaterThanOrEqual(990);

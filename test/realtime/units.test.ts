@@ -71,7 +71,9 @@ describe('hub protocol records', () => {
     expect(marketChangedMessage({ count: 3, maxBlock: '99', version: 1 })).toBe(
       '{"type":1,"target":"marketChanged","arguments":[{"count":3,"maxBlock":"99","version":1}]}\u001e',
     );
-    expect(forgeFulfilledMessage({ requestId: '1' })).toBe('{"type":1,"target":"forgeFulfilled","arguments":[{"requestId":"1"}]}\u001e');
+    expect(forgeFulfilledMessage({ requestId: '1', sequence: 4 })).toBe(
+      '{"type":1,"target":"forgeFulfilled","arguments":[{"requestId":"1","sequence":4}]}\u001e',
+    );
   });
 });
 

@@ -7,6 +7,7 @@ interface DeliveryFigures {
   sent: number;
   gone: number;
   failed: number;
+  skipped: number;
 }
 
 /** One read's measurements, published as one EMF document when it finishes. */
@@ -34,6 +35,7 @@ export function listenerMetrics(target: Metrics = createMetrics(), now: () => nu
         ListenerPostsSent: delivery.sent,
         ListenerGoneConnections: delivery.gone,
         ListenerFailedPosts: delivery.failed,
+        UndeliveredPosts: delivery.failed + delivery.skipped,
       };
       publishWith({ name: 'kind', value: kind }, figures);
     },

@@ -6,6 +6,9 @@ import { CreateTableCommand, DescribeTableCommand, UpdateTimeToLiveCommand, type
  *   pk "connections#<n>"    sk <connectionId>   every live hub connection (+ its groups), in shard n of its id
  *   pk "group#<address>"    sk <connectionId>   members of one address group
  *   pk "ratelimit#<key>"    sk <window>         fixed-window request counters
+ *   pk "delivery#<event>"   sk "shard#<n>"      the connections of a shard a broadcast has claimed (realtime/ledger.ts)
+ *   pk "forge#<buyer>"      sk "sequence"       the number of the buyer's last forgeFulfilled
+ *   pk "forge#<buyer>"      sk "request#<id>"   a fulfilment whose forgeFulfilled was claimed
  * Every item carries `expiresAt` (epoch seconds) so abandoned ones expire.
  */
 export const tableDefinition = {

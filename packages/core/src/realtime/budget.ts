@@ -1,5 +1,4 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { retryAfterMs } from '@hatchery/platform/aws/throttling';
 import { limits } from '../limits';
 
 /**
@@ -43,51 +42,98 @@ export function nextBroadcastAt(startedAt: number, audience: number, budget: Fan
 }
 
 export interface Pacer {
-  /** Resolves when the next post may go. */
-  take(): Promise<void>;
-  /** A post was answered 429: nothing goes before `Retry-After` (or a pause of its own), and the rate halves, then recovers. */
-  throttled(error: unknown): void;
+  /**
+   * Resolves true when the next post may go; false at once, taking no slot,
+   * when that slot (or a 429's pause) would come at or after `stopAt` (epoch
+   * ms), so a post that cannot go in time never waits for nothing.
+   */
+  take(stopAt?: number): Promise<boolean>;
+  /** A post was answered 429: nothing goes before `retryAfterMs` (or a pause of its own), and the rate halves, then recovers. */
+  throttled(retryAfterMs?: number): void;
+  /** The rate this pacer aims at (Infinity: no budget); what a 429 taught is kept across a change of it. */
+  setTarget(postsPerSecond: number): void;
+  /** What a 429 left of the target, from 1/16 to 1: a shard's pacer tells the listener's, which gives the next shards less. */
+  readonly factor: number;
+  /** Learns a factor another pacer was taught (a shard's), if lower than its own. */
+  learn(factor: number): void;
   /** 429s seen. */
   readonly throttles: number;
 }
 
-/** No budget: every post goes at once. */
-export const unpaced: Pacer = { take: async () => undefined, throttled: () => undefined, throttles: 0 };
+/** The lowest share of its target a pacer falls to, however many 429s. */
+const floorFactor = 1 / 16;
 
 /**
- * Spaces posts at `postsPerSecond`, letting `burst` of them through at once
- * after a quiet spell. A 429 pauses every post of this pacer (for
- * `Retry-After` when the answer gave one) and halves the rate, which then
- * climbs back to `postsPerSecond` over `limits.hub.throttleRecoveryMs`: the
- * budget is shared with traffic it cannot see, so a 429 says the share left to
- * it is smaller than it thought.
+ * Spaces posts at `postsPerSecond` (Infinity: as fast as they come, a
+ * fan-out without a budget), letting `burst` of them through at once after a
+ * quiet spell. A 429 pauses every post of this pacer (for `Retry-After` when
+ * the answer gave one) and halves the rate, which then climbs back to the
+ * target over `limits.hub.throttleRecoveryMs`: the quota is shared with
+ * traffic the pacer cannot see, so a 429 says the share left to it is smaller
+ * than it thought. Without a budget, the rate a 429 halves is the one the
+ * posts were going at (over the last second). One pacer serves every post of
+ * a lane for the life of its process, so what a 429 taught outlasts the shard
+ * or broadcast that met it.
  */
 export function pacer(postsPerSecond: number, burst = 1, now: () => number = () => performance.now()): Pacer {
-  if (!(postsPerSecond > 0) || !Number.isFinite(postsPerSecond)) return unpaced;
-  const floor = postsPerSecond / 16;
+  let target = postsPerSecond > 0 ? postsPerSecond : Number.POSITIVE_INFINITY;
   /** The slot of the next post; a past slot means unspent tokens, up to `burst` (all of them at first). */
-  let nextAt = -Infinity;
+  let nextAt = Number.NEGATIVE_INFINITY;
   let pausedUntil = 0;
-  let throttledRate = postsPerSecond;
-  let throttledAt = -Infinity;
+  /** The rate a 429 left, and the rate it climbs back by over the recovery time. */
+  let throttled: { at: number; rate: number; base: number } | undefined;
   let throttles = 0;
-  const rate = (at: number) => Math.min(postsPerSecond, throttledRate + ((at - throttledAt) / limits.hub.throttleRecoveryMs) * postsPerSecond);
+  /** When the posts of the last second went: an unbudgeted pacer's measure of the rate a 429 refused. */
+  const recent: number[] = [];
+  const climbed = (at: number, { rate, base }: { rate: number; base: number }, since: number) => rate + ((at - since) / limits.hub.throttleRecoveryMs) * base;
+  const rate = (at: number) => {
+    if (throttled && climbed(at, throttled, throttled.at) >= throttled.base) throttled = undefined;
+    return throttled ? Math.min(target, climbed(at, throttled, throttled.at)) : target;
+  };
+  const factorAt = (at: number) => (throttled ? Math.min(1, rate(at) / throttled.base) : 1);
+  const slow = (at: number, factor: number) => {
+    const base = Number.isFinite(target) ? target : throttled ? throttled.base : Math.max(1, recent.filter((t) => t > at - 1000).length);
+    throttled = { at, rate: Math.max(base * floorFactor, base * factor), base };
+  };
   return {
-    async take() {
+    async take(stopAt = Number.POSITIVE_INFINITY) {
       const at = now();
-      const interval = 1000 / rate(at);
+      const remaining = stopAt - Date.now();
+      const current = rate(at);
+      const interval = Number.isFinite(current) ? 1000 / current : 0;
       const slot = Math.max(nextAt, at - (burst - 1) * interval, pausedUntil);
+      if (slot - at >= remaining) return false;
       nextAt = slot + interval;
+      if (!Number.isFinite(target) && !throttled) {
+        recent.push(at);
+        while (recent.length && recent[0]! <= at - 1000) recent.shift();
+      }
       if (slot > at) await sleep(slot - at);
-      // A 429 while this post waited for its slot holds it too.
-      while (pausedUntil > now()) await sleep(pausedUntil - now());
+      // A 429 while this post waited for its slot holds it too, unless the pause outlasts the deadline.
+      while (pausedUntil > now()) {
+        if (pausedUntil - now() >= stopAt - Date.now()) return false;
+        await sleep(pausedUntil - now());
+      }
+      return true;
     },
-    throttled(error) {
+    throttled(retryAfterMs) {
       throttles++;
       const at = now();
-      throttledRate = Math.max(floor, rate(at) / 2);
-      throttledAt = at;
-      pausedUntil = Math.max(pausedUntil, at + (retryAfterMs(error) ?? limits.hub.throttlePauseMs));
+      slow(at, factorAt(at) / 2);
+      pausedUntil = Math.max(pausedUntil, at + (retryAfterMs ?? limits.hub.throttlePauseMs));
+    },
+    setTarget(next) {
+      const at = now();
+      const factor = factorAt(at);
+      target = next > 0 ? next : Number.POSITIVE_INFINITY;
+      if (throttled && Number.isFinite(target)) slow(at, factor);
+    },
+    get factor() {
+      return factorAt(now());
+    },
+    learn(factor) {
+      const at = now();
+      if (factor < factorAt(at)) slow(at, factor);
     },
     get throttles() {
       return throttles;

@@ -60,7 +60,7 @@ export interface ForgeCursor {
   seen: string[];
 }
 
-export interface Fulfilment extends ForgeFulfilled {
+export interface Fulfilment extends Omit<ForgeFulfilled, 'sequence'> {
   buyer: string;
   block: string;
 }

@@ -14,7 +14,9 @@ export const marketChangedSchema = z.object({
     .int()
     .check(
       z.positive(),
-      z.describe('Grows with every marketChanged the service sends, across listener restarts and takeovers: the event with the highest version is the newest.'),
+      z.describe(
+        'Grows by one with every marketChanged the service sends, across listener restarts and takeovers: the event with the highest version is the newest, and a jump of more than one means a missed event (read the listings again).',
+      ),
     ),
 });
 
@@ -22,6 +24,14 @@ export const forgeFulfilledSchema = z.object({
   requestId: bigIntString,
   tokenId: z.optional(bigIntString),
   editionId: z.optional(bigIntString),
+  sequence: z
+    .int()
+    .check(
+      z.positive(),
+      z.describe(
+        "Numbers the buyer's forgeFulfilled events 1, 2, 3…: a jump of more than one, or a number lower than the last, means a missed event (read the wallet's forge requests again).",
+      ),
+    ),
 });
 
 export type MarketChanged = z.infer<typeof marketChangedSchema>;
@@ -44,9 +54,10 @@ export function eventOfFrame(frame: string): HubEvent | undefined {
 
 export const marketChangedMessage = (payload: MarketChanged) => messages.event(hubEvents.marketChanged, payload);
 
-export const forgeFulfilledMessage = ({ requestId, tokenId, editionId }: ForgeFulfilled) =>
+export const forgeFulfilledMessage = ({ requestId, tokenId, editionId, sequence }: ForgeFulfilled) =>
   messages.event(hubEvents.forgeFulfilled, {
     requestId,
     ...(tokenId !== undefined && { tokenId }),
     ...(editionId !== undefined && { editionId }),
+    sequence,
   });

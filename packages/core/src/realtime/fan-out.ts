@@ -3,8 +3,9 @@ import * as z from '@hatchery/platform/schema';
 import type { Logger } from '@hatchery/platform/telemetry/logger';
 import type { ConnectionStore } from './connections';
 import type { HubConnections } from '@hatchery/platform/aws/management';
-import { isThrottled } from '@hatchery/platform/aws/throttling';
-import { pacer, unpaced, type Pacer } from './budget';
+import type { Pacer } from './budget';
+import type { DeliveryLedger } from './ledger';
+import { setTimeout as sleep } from 'node:timers/promises';
 
 export interface Delivery {
   sent: number;
@@ -56,62 +57,93 @@ export interface FanOutParts {
   store: ConnectionStore;
   concurrency: number;
   log: Logger;
-  /** The posts' part of the fan-out budget (./budget.ts); none, they go as fast as `concurrency` lets them. */
-  pace?: Pacer;
+  /** The posts' pacer (./budget.ts): the lane's share of the fan-out budget, and what 429s taught it. */
+  pace: Pacer;
 }
+
+/** How long a post that never reached API Gateway waits before it is tried again, doubling up to a second. */
+const unsentBackoffMs = (attempt: number) => Math.min(1_000, 50 * 2 ** attempt);
 
 /**
  * Posts one frame to every recipient through the management API, removing
  * those API Gateway reports gone, each post when `pace` lets it go. A post
- * answered 429 slows the pacer down and is tried again until `stopAt`, since
- * the budget, not the recipient, was at fault. One connection failing
- * otherwise (store error) never stops the others, and is not tried again
- * here beyond the management client's own retries, since trying the whole set
- * again would re-send to the rest. Posting stops at `stopAt` (epoch ms),
- * counting the rest as skipped.
+ * API Gateway refused without applying it (429, or never reached) is tried
+ * again until `stopAt`, budget or not: a 429 slows the pacer, since the
+ * quota, not the recipient, was at fault. A post that failed in a way that
+ * may hide a delivered frame (a timeout after sending, a 5xx) is never tried
+ * again: a frame twice is worse than a gap the client sees and reads past.
+ * Nothing waits past `stopAt` (epoch ms): what has not gone by then is skipped.
  */
 export async function post(recipients: AsyncIterable<string[]>, frame: string | Uint8Array, parts: FanOutParts, stopAt = Infinity): Promise<Delivery> {
-  const { connections, store, concurrency, log, pace = unpaced } = parts;
+  const { connections, concurrency, log, pace } = parts;
   const delivery = { ...noDelivery };
   const data = typeof frame === 'string' ? new TextEncoder().encode(frame) : frame;
+  const throttlesBefore = pace.throttles;
   await forEachBounded(recipients, concurrency, async (connectionId) => {
-    for (;;) {
-      await pace.take();
-      if (Date.now() >= stopAt) {
+    for (let unsent = 0; ; ) {
+      if (!(await pace.take(stopAt))) {
         delivery.skipped++;
         return;
       }
+      let outcome: Awaited<ReturnType<HubConnections['post']>>;
       try {
-        if ((await connections.post(connectionId, data)) === 'sent') {
-          delivery.sent++;
-          return;
-        }
-        delivery.gone++;
-        // Past the deadline, a removal (up to its own call deadline) could outlast the invocation's margin; the record's TTL removes it anyway.
-        if (Date.now() < stopAt) await store.remove(connectionId);
-        return;
+        outcome = await connections.post(connectionId, data);
       } catch (error) {
-        if (pace !== unpaced && isThrottled(error)) {
-          pace.throttled(error);
-          continue;
-        }
         delivery.failed++;
         log.warn({ err: error, connectionId }, 'could not deliver to a hub connection');
         return;
       }
+      if (outcome === 'sent') {
+        delivery.sent++;
+        return;
+      }
+      if (outcome === 'gone') {
+        delivery.gone++;
+        await forget(connectionId, parts, stopAt);
+        return;
+      }
+      if (outcome.refused === 'throttled') {
+        pace.throttled(outcome.retryAfterMs);
+        continue;
+      }
+      const wait = unsentBackoffMs(unsent++);
+      if (Date.now() + wait >= stopAt) {
+        delivery.skipped++;
+        log.warn({ err: outcome.error, connectionId }, 'could not reach the management API before the deadline');
+        return;
+      }
+      await sleep(wait);
     }
   });
-  if (pace.throttles) log.warn({ throttles: pace.throttles }, 'fan-out slowed down by 429s from the management API');
+  const throttles = pace.throttles - throttlesBefore;
+  if (throttles) log.warn({ throttles }, 'fan-out slowed down by 429s from the management API');
   if (delivery.skipped) log.error({ skipped: delivery.skipped }, 'fan-out stopped at its deadline');
   return delivery;
 }
 
 /**
+ * Removes a connection API Gateway reported gone. A failure (DynamoDB
+ * throttling included) is only logged: the record's TTL removes it anyway,
+ * and it is no reason to slow the posts. Past the deadline a removal could
+ * outlast the invocation's margin, so it is left to the TTL.
+ */
+async function forget(connectionId: string, { store, log }: FanOutParts, stopAt: number): Promise<void> {
+  if (Date.now() >= stopAt) return;
+  try {
+    await store.remove(connectionId);
+  } catch (error) {
+    log.warn({ err: error, connectionId }, 'could not remove a gone hub connection');
+  }
+}
+
+/**
  * What one shard invocation is handed (the fan-out function's event): the
- * encoded frame, the shard to post it to, and the shard's part of the
- * broadcast budget (absent: no budget).
+ * event it posts (its ledger key, `marketChanged#<version>`), the encoded
+ * frame, the shard to post it to, and the shard's part of the broadcast
+ * budget (absent: no budget).
  */
 export const shardJobSchema = z.object({
+  event: z.string().check(z.minLength(1), z.maxLength(200)),
   shard: z.int().check(z.gte(0), z.lte(limits.hub.connectionShards - 1)),
   frame: z.string().check(z.minLength(1), z.maxLength(limits.hub.managementPayloadBytes)),
   postsPerSecond: z.optional(z.number().check(z.positive())),
@@ -119,22 +151,60 @@ export const shardJobSchema = z.object({
 
 export type ShardJob = z.infer<typeof shardJobSchema>;
 
+/** What a shard answers: its delivery, and what 429s left of its rate (./budget.ts, Pacer.factor). */
+export interface ShardDelivery extends Delivery {
+  paceFactor: number;
+}
+
 /** Items already in hand, as the pages `post` takes. */
 export async function* inOnePage<T>(items: T[]): AsyncIterable<T[]> {
   if (items.length) yield items;
 }
 
 /**
- * One shard's part of a broadcast: the whole shard is read before the first
- * post, so a failing read fails the invocation having sent nothing, and its
- * retry sends every connection the frame once. After the first post it never
- * throws, and it stops posting at `stopAt`, so nothing makes the invocation
- * fail (and be retried) once it has sent anything. An empty shard costs one
- * read and no post.
+ * The recipients in claimed runs of `run`: each run is claimed in the ledger
+ * before its first post, so a retry of the shard (after a timeout, a crash)
+ * starts after the last claim and never posts to a connection twice. A claim
+ * another invocation got past ends the runs.
  */
-export async function deliverShard(job: ShardJob, parts: FanOutParts, stopAt = Infinity): Promise<Delivery> {
+async function* claimedRuns(recipients: string[], run: number, claim: (through: string) => Promise<boolean>, stopAt: number): AsyncIterable<string[]> {
+  // Nothing is claimed past the deadline, so a later invocation of the event may still post what this one skips.
+  for (let start = 0; start < recipients.length && Date.now() < stopAt; start += run) {
+    const page = recipients.slice(start, start + run);
+    if (!(await claim(page.at(-1)!))) return;
+    yield page;
+  }
+}
+
+/**
+ * One shard's part of a broadcast. The shard is read whole, in connection id
+ * order, and what an earlier invocation of the same event claimed is skipped;
+ * then the rest is posted in claimed runs. A failure before the first claim
+ * fails the invocation having sent nothing; after it, nothing throws, and
+ * posting stops at `stopAt`, so the invocation returns before Lambda's
+ * timeout. An empty shard costs one read and no post.
+ */
+export async function deliverShard(job: ShardJob, parts: FanOutParts, ledger: DeliveryLedger, stopAt = Infinity): Promise<ShardDelivery> {
   const recipients: string[] = [];
   for await (const page of parts.store.shard(job.shard)) recipients.push(...page);
-  const pace = job.postsPerSecond === undefined ? parts.pace : pacer(job.postsPerSecond);
-  return post(inOnePage(recipients), job.frame, { ...parts, pace }, stopAt);
+  if (!recipients.length) return { ...noDelivery, paceFactor: parts.pace.factor };
+  recipients.sort();
+  const claimed = await ledger.claimedThrough(job.event, job.shard);
+  const rest = claimed === undefined ? recipients : recipients.filter((id) => id > claimed);
+  parts.pace.setTarget(job.postsPerSecond ?? Number.POSITIVE_INFINITY);
+  let claimFailure: unknown;
+  const claim = async (through: string) => {
+    try {
+      return await ledger.claimShard(job.event, job.shard, through);
+    } catch (error) {
+      claimFailure = error;
+      return false;
+    }
+  };
+  const runs = claimedRuns(rest, parts.concurrency, claim, stopAt);
+  const delivery = await post(runs, job.frame, parts, stopAt);
+  const unclaimed = rest.length - (delivery.sent + delivery.gone + delivery.failed + delivery.skipped);
+  if (claimFailure !== undefined && delivery.sent + delivery.gone + delivery.failed === 0) throw claimFailure;
+  if (unclaimed > 0) parts.log.error({ err: claimFailure, shard: job.shard, unclaimed }, 'a shard stopped: its connections could not be claimed');
+  return { ...delivery, skipped: delivery.skipped + unclaimed, paceFactor: parts.pace.factor };
 }

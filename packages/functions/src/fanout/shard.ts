@@ -4,39 +4,43 @@ import { awsSettings } from '@hatchery/platform/config/aws';
 import { limits } from '@hatchery/core/limits';
 import { logger } from '@hatchery/platform/telemetry/logger';
 import { connectionStore } from '@hatchery/core/realtime/connections';
-import { deliverShard, shardJobSchema, type Delivery } from '@hatchery/core/realtime/fan-out';
-import { hubConnections, managementClient } from '@hatchery/platform/aws/management';
+import { pacer } from '@hatchery/core/realtime/budget';
+import { deliverShard, shardJobSchema, type ShardDelivery } from '@hatchery/core/realtime/fan-out';
+import { deliveryLedger } from '@hatchery/core/realtime/ledger';
+import { managementConnections } from '@hatchery/platform/aws/management';
 import { publishMetrics, shardMetrics } from '../middleware/metrics';
 import { injectLogContext } from '../middleware/request-logger';
 import { traceInvocation } from '../middleware/tracing';
 
 const store = connectionStore();
+const ledger = deliveryLedger();
 const log = logger().child({ component: 'fan-out' });
+/** One pacer per instance, so what a 429 taught one shard slows the next this instance posts. */
+const pace = pacer(0);
 
 /**
  * One shard of a broadcast: the listener invokes the function synchronously
- * once per connection shard, with the encoded frame and the shard's posting
- * rate, and reads the delivery it answers. A throw (a bad event, a failed
- * read) happens before the first post, so the listener's retry of this
- * invocation re-sends nothing, and no other shard is touched.
+ * once per connection shard, with the event's ledger key, the encoded frame
+ * and the shard's posting rate, and reads the delivery it answers. A throw (a
+ * bad event, a failed read) happens before the first post; a retry, of a
+ * throw or of a timeout, resumes after what the ledger says was claimed
+ * (core/realtime/fan-out.ts, deliverShard), and no other shard is touched.
  */
-async function fanOutShard(event: unknown, context: Pick<Context, 'getRemainingTimeInMillis'>): Promise<Delivery> {
+async function fanOutShard(event: unknown, context: Pick<Context, 'getRemainingTimeInMillis'>): Promise<ShardDelivery> {
   const job = shardJobSchema.parse(event);
   const endpoint = awsSettings().WEBSOCKET_MANAGEMENT_ENDPOINT;
   if (!endpoint) throw new Error('The fan-out function needs WEBSOCKET_MANAGEMENT_ENDPOINT (the WebSocket API management endpoint).');
-  // A shard given a rate paces its posts, and its pacer retries a throttled post itself.
-  const paced = { paced: job.postsPerSecond !== undefined };
-  const connections = hubConnections(managementClient(endpoint, limits.hub.fanOutConcurrency, 'default', paced));
+  const connections = managementConnections(endpoint, limits.hub.fanOutConcurrency, 'broadcast');
   const stopAt = Date.now() + context.getRemainingTimeInMillis() - limits.hub.shardDeadlineMarginMs;
-  const delivery = await deliverShard(job, { store, connections, concurrency: limits.hub.fanOutConcurrency, log }, stopAt);
+  const delivery = await deliverShard(job, { store, connections, concurrency: limits.hub.fanOutConcurrency, log, pace }, ledger, stopAt);
   log.debug({ shard: job.shard, ...delivery }, 'shard fanned out');
   return delivery;
 }
 
 /** The fan-out function: its lines with the Lambda context, traced, and its shard's figures published as the HTTP handlers publish theirs. */
-export const handler = middy<unknown, Delivery, Error, Context>()
+export const handler = middy<unknown, ShardDelivery, Error, Context>()
   .use(injectLogContext())
-  .use(traceInvocation<unknown, Delivery, Context>())
+  .use(traceInvocation<unknown, ShardDelivery, Context>())
   .use(publishMetrics())
   .use(shardMetrics<Context>())
   .handler(fanOutShard);

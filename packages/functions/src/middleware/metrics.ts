@@ -79,7 +79,7 @@ export function hubMetrics<
  * [service, kind] (the event its frame carries): its posts under the
  * listener's names, so each kind's totals count every post wherever it was
  * made, its time, and the posts its deadline left unattempted. A failed
- * invocation posted nothing (see deliverShard): Lambda's Errors counts it.
+ * invocation is counted by Lambda's Errors; its retry resumes after what it claimed (see deliverShard).
  */
 export function shardMetrics<TContext extends Context>(): middy.MiddlewareObj<unknown, Delivery, Error, TContext> {
   const started = new WeakMap<object, number>();
@@ -96,6 +96,7 @@ export function shardMetrics<TContext extends Context>(): middy.MiddlewareObj<un
         ListenerGoneConnections: delivery.gone,
         ListenerFailedPosts: delivery.failed,
         FanOutSkippedPosts: delivery.skipped,
+        UndeliveredPosts: delivery.failed + delivery.skipped,
         FanOutShardTime: performance.now() - (started.get(request) ?? performance.now()),
       };
       for (const [name, value] of Object.entries(figures) as [MetricName, number][]) addMetric(name, value);

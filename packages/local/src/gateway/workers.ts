@@ -49,6 +49,8 @@ interface Slot {
   ready: boolean;
   /** The invocation it runs, if any: one at a time, as a Lambda execution environment. */
   current?: Pending;
+  /** Ends the invocation at its timeout, as Lambda does whatever the code is doing. */
+  timer?: NodeJS.Timeout;
 }
 
 /**
@@ -67,9 +69,19 @@ export function workerPool(size = defaultWorkers(), env: NodeJS.ProcessEnv | typ
   function dispatch(): void {
     for (const slot of slots) {
       if (!slot.ready || slot.current || !queue.length) continue;
-      slot.current = queue.shift()!;
-      slot.worker.postMessage(slot.current.request);
+      const pending = queue.shift()!;
+      slot.current = pending;
+      slot.timer = setTimeout(() => timedOut(slot, pending), pending.request.timeoutMs);
+      slot.worker.postMessage(pending.request);
     }
+  }
+
+  /** Lambda's timeout: the environment is torn down mid-invocation (the worker, and whatever it was doing), and the caller told `Sandbox.Timedout`. */
+  function timedOut(slot: Slot, pending: Pending): void {
+    if (slot.current !== pending) return;
+    slot.current = undefined;
+    pending.reject(new FunctionError('Sandbox.Timedout', `Task timed out after ${(pending.request.timeoutMs / 1000).toFixed(2)} seconds`));
+    void slot.worker.terminate();
   }
 
   function start(): Slot {
@@ -83,6 +95,7 @@ export function workerPool(size = defaultWorkers(), env: NodeJS.ProcessEnv | typ
       } else {
         const done = slot.current;
         slot.current = undefined;
+        clearTimeout(slot.timer);
         if (reply.ok) done?.resolve(reply.result);
         else done?.reject(new FunctionError(reply.error.name, reply.error.message));
       }
@@ -90,6 +103,7 @@ export function workerPool(size = defaultWorkers(), env: NodeJS.ProcessEnv | typ
     });
     // A worker that dies takes its invocation with it, as a crashed Lambda instance does; a fresh one replaces it.
     worker.on('exit', (code) => {
+      clearTimeout(slot.timer);
       slot.current?.reject(new FunctionError('Runtime.ExitError', `the worker exited with code ${code}`));
       slot.current = undefined;
       const index = slots.indexOf(slot);

@@ -1,5 +1,5 @@
 import { isClockSkewCorrectedError, isClockSkewError, MAXIMUM_RETRY_DELAY, Retry, StandardRetryStrategy } from '@smithy/core/retry';
-import type { RetryErrorInfo, RetryStrategyV2, SdkError, StandardRetryToken } from '@smithy/types';
+import type { RetryErrorInfo, RetryStrategyV2, StandardRetryToken } from '@smithy/types';
 
 export interface RetryPolicy {
   /** Attempts of one call, the first included. */
@@ -39,8 +39,13 @@ export function certainlyUnapplied({ error, errorType }: RetryErrorInfo): boolea
   if (errorType === 'THROTTLING') return true;
   if (!error) return false;
   if (isClockSkewError(error) || isClockSkewCorrectedError(error)) return true;
-  const { code, message } = error as SdkError & { code?: string };
-  return (code !== undefined && unsentCodes.has(code)) || (error.name === 'TimeoutError' && neverConnected.test(message));
+  return neverSent(error);
+}
+
+/** The request never left this process: its name did not resolve, or no connection was made. */
+export function neverSent(error: unknown): boolean {
+  const { code, message, name } = (error ?? {}) as { code?: unknown; message?: unknown; name?: unknown };
+  return (typeof code === 'string' && unsentCodes.has(code)) || (name === 'TimeoutError' && typeof message === 'string' && neverConnected.test(message));
 }
 
 /**

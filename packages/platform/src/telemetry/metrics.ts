@@ -73,8 +73,10 @@ export const metricCatalog = {
   ListenerPostsSent: { unit: 'Count' },
   /** Connections the management API reported gone (410), removed, by the dimension kind. */
   ListenerGoneConnections: { unit: 'Count' },
-  /** Posts that failed otherwise (throttled, store error), by the dimension kind. */
+  /** Posts that failed in a way that may hide a delivery (a timeout after sending, a 5xx): never tried again, by the dimension kind. */
   ListenerFailedPosts: { unit: 'Count' },
+  /** Posts not delivered, failed or skipped at the deadline: connections that missed the event and must see the gap, by the dimension kind. */
+  UndeliveredPosts: { unit: 'Count' },
   // The fan-out function, one document per shard invocation (dimension kind); its posts count in the three listener metrics above.
   /** One shard invocation of the fan-out function: its read and its posts, by the dimension kind. */
   FanOutShardTime: { unit: 'Milliseconds' },
@@ -96,7 +98,10 @@ export type MetricName = keyof typeof metricCatalog;
 export const listenerDocuments = {
   read: { dimensions: [], metrics: ['ListenerReads', 'ListenerReadTime', 'ListenerNotifications', 'ListenerHeartbeat', 'ListenerLag'] },
   indexer: { dimensions: [], metrics: ['IndexerLag'] },
-  event: { dimensions: ['kind'], metrics: ['ListenerEvents', 'ListenerFanOutTime', 'ListenerPostsSent', 'ListenerGoneConnections', 'ListenerFailedPosts'] },
+  event: {
+    dimensions: ['kind'],
+    metrics: ['ListenerEvents', 'ListenerFanOutTime', 'ListenerPostsSent', 'ListenerGoneConnections', 'ListenerFailedPosts', 'UndeliveredPosts'],
+  },
 } as const satisfies Record<string, { dimensions: readonly ('kind' | 'reason')[]; metrics: readonly MetricName[] }>;
 
 /** The bounded values of the dimensions that are not a route. */
