@@ -5,7 +5,7 @@ import pg from 'pg';
 import { inject } from 'vitest';
 import type { DemoSize } from '@hatchery/local/demo-data';
 import type { LocalFunction } from '@hatchery/local/gateway/lambda-api';
-import { startStack, type RunningStack } from '@hatchery/local/stack';
+import { startStack, type RunningStack, type StackOptions } from '@hatchery/local/stack';
 
 export interface TestStack extends RunningStack {
   /** Its data folder: `npm run token` and `npm run simulate` find the stack through it (HATCHERY_DATA_DIR). */
@@ -17,7 +17,10 @@ export interface TestStack extends RunningStack {
 
 /** The real local stack on a free port with its own embedded PostgreSQL, as `npm start` boots it. */
 export async function startTestStack(
-  options: { demoData?: DemoSize | false; env?: Record<string, string>; functions?: Record<string, LocalFunction> } = {},
+  options: { demoData?: DemoSize | false; env?: Record<string, string>; functions?: Record<string, LocalFunction> } & Pick<
+    StackOptions,
+    'managementEndpoint' | 'listener'
+  > = {},
 ): Promise<TestStack> {
   Object.assign(process.env, { LOG_LEVEL: 'silent', IP_RATE_LIMIT_PER_SECOND: '0', ...options.env });
   const dataDir = await mkdtemp(join(tmpdir(), 'hatchery-test-'));
@@ -29,6 +32,8 @@ export async function startTestStack(
     demoData: options.demoData ?? false,
     postgresTemplateDir: inject('postgresTemplateDir'),
     functions: options.functions,
+    managementEndpoint: options.managementEndpoint,
+    listener: options.listener,
   });
   const client = new pg.Pool({ connectionString: stack.databaseUrl, max: 4 });
   client.on('error', () => undefined);

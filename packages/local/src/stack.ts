@@ -50,6 +50,13 @@ export interface StackOptions {
   functions?: Record<string, LocalFunction>;
   /** The account's throttle the gateway models; by default HATCHERY_QUOTA_PER_SECOND and HATCHERY_QUOTA_BURST (off). */
   quota?: { perSecond: number; burst: number };
+  /**
+   * The management API every post and close of the stack goes through (the
+   * listener's, the fan-out function's, $default's); by default the gateway's
+   * own. Something put in front of the gateway (a recording or throttling
+   * proxy) forwards to `<the stack's URL>/@connections`.
+   */
+  managementEndpoint?: string;
 }
 
 /** The fan-out function's name on the local Lambda service. */
@@ -192,13 +199,14 @@ export async function startStack(options: StackOptions): Promise<RunningStack> {
     cleanups.push(() => workers.close());
     cleanups.push(() => lambda.settled());
 
+    const managementEndpoint = options.managementEndpoint ?? gateway.url;
     // The handlers run in this process and read their configuration from the environment, as in Lambda.
     Object.assign(process.env, {
       DATABASE_URL: databaseUrl,
       DYNAMODB_ENDPOINT: dynamoEndpoint,
       IDP_PROJECT_ID: projectId,
       IDP_JWKS_URL: `${gateway.url}/.well-known/jwks.json`,
-      WEBSOCKET_MANAGEMENT_ENDPOINT: gateway.url,
+      WEBSOCKET_MANAGEMENT_ENDPOINT: managementEndpoint,
       FANOUT_FUNCTION_NAME: localFanOutFunction,
       LAMBDA_ENDPOINT: gateway.url,
       AWS_REGION: configSchema.shape.AWS_REGION.parse(process.env.AWS_REGION),
@@ -220,7 +228,7 @@ export async function startStack(options: StackOptions): Promise<RunningStack> {
     let listener: Listener | undefined;
     if (options.listener !== false) {
       // The local Lambda service runs as many shards at once as it has worker threads: the budget is divided among those.
-      const started = new Listener({ databaseUrl, managementEndpoint: gateway.url, shardConcurrency: workers.size, ...options.listener }).start();
+      const started = new Listener({ databaseUrl, managementEndpoint, shardConcurrency: workers.size, ...options.listener }).start();
       cleanups.push(() => started.stop());
       listener = started;
     }

@@ -117,6 +117,7 @@ async function main(): Promise<void> {
       persistent: true,
       databaseUrl,
       dynamoEndpoint: process.env.DYNAMODB_ENDPOINT || undefined,
+      managementEndpoint: process.env.WEBSOCKET_MANAGEMENT_ENDPOINT || undefined,
       demoData: demoData ? demoSizes.demo : false,
     });
   } catch (error) {
