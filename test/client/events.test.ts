@@ -23,15 +23,40 @@ function fakeHub() {
 
 const buyer = `0x${'B'.repeat(40)}`;
 
-/** A client whose forge-requests endpoint answers `items`, counting the reads. */
-function clientAnswering(items: object[]) {
+/**
+ * A client whose forge-requests endpoint answers `items` to a read of one request, and `fulfilled` (none unless
+ * set) to a read of the wallet's fulfilled ones, counting the reads.
+ */
+function clientAnswering(items: object[], fulfilled: () => object[] = () => []) {
   const reads: string[] = [];
   const fetch = (async (input: string | URL | Request) => {
-    reads.push(String(input));
-    return new Response(JSON.stringify({ items, totalCount: items.length, page: 1, pageSize: 1 }));
+    const url = String(input);
+    reads.push(url);
+    const answer = url.includes('status%3DFulfilled') ? fulfilled() : url.includes('/marketplace/listings') ? [] : items;
+    const totalCount = url.includes('/marketplace/listings') ? 17 : answer.length;
+    return new Response(JSON.stringify({ items: answer, totalCount, page: 1, pageSize: 100 }));
   }) as typeof globalThis.fetch;
   return { client: createClient({ baseUrl: 'http://api.test', fetch }), reads };
 }
+
+/** A forgeFulfilled as the hub sends it. */
+const fulfilled = (requestId: string, sequence: number, tokenId = '7', editionId = '3') => ({
+  requestId,
+  tokenId,
+  editionId,
+  buyer: buyer.toLowerCase(),
+  sequence,
+});
+/** A fulfilled forge request as the endpoint answers it. */
+const fulfilledRequest = (requestId: string, tokenId = '7', editionId = '3') => ({
+  requestId,
+  tier: 1,
+  status: 'Fulfilled',
+  tokenId,
+  editionId,
+  blockNumber: '9',
+});
+const oneRequestReads = (reads: string[]) => reads.filter((url) => url.includes('requestId%3D'));
 
 beforeEach(() => vi.useFakeTimers());
 afterEach(() => vi.useRealTimers());
@@ -101,12 +126,12 @@ describe('waitForForgeFulfilled', () => {
     const { client, reads } = clientAnswering([]);
     const waiting = eventsOver(hub, client).waitForForgeFulfilled(buyer, '42');
     await vi.advanceTimersByTimeAsync(10_000);
-    hub.emit('forgeFulfilled', { requestId: '41', tokenId: '1', editionId: '1' });
-    hub.emit('forgeFulfilled', { requestId: '42', tokenId: '7', editionId: '3' });
+    hub.emit('forgeFulfilled', fulfilled('41', 1, '1', '1'));
+    hub.emit('forgeFulfilled', fulfilled('42', 2));
     await expect(waiting).resolves.toEqual({ requestId: '42', tokenId: '7', editionId: '3', source: 'event' });
     expect(hub.invocations).toEqual([`Subscribe ${buyer.toLowerCase()}`]);
     await vi.advanceTimersByTimeAsync(60_000);
-    expect(reads).toEqual([]);
+    expect(oneRequestReads(reads)).toEqual([]);
   });
 
   it('reads the forge-requests endpoint after 45 s without the event', async () => {
@@ -114,10 +139,10 @@ describe('waitForForgeFulfilled', () => {
     const { client, reads } = clientAnswering([{ requestId: '42', tier: 1, status: 'Fulfilled', tokenId: '7', editionId: '3', blockNumber: '9' }]);
     const waiting = eventsOver(hub, client).waitForForgeFulfilled(buyer, '42');
     await vi.advanceTimersByTimeAsync(44_999);
-    expect(reads).toEqual([]);
+    expect(oneRequestReads(reads)).toEqual([]);
     await vi.advanceTimersByTimeAsync(1);
     await expect(waiting).resolves.toEqual({ requestId: '42', tokenId: '7', editionId: '3', source: 'api' });
-    expect(reads).toEqual([`http://api.test/accounts/${buyer}/forge-requests?filter=requestId%3D42&pageSize=1`]);
+    expect(oneRequestReads(reads)).toEqual([`http://api.test/accounts/${buyer}/forge-requests?filter=requestId%3D42&pageSize=1`]);
   });
 
   it("then asks the caller's on-chain poll, and fails only when that has nothing either", async () => {
@@ -136,5 +161,68 @@ describe('waitForForgeFulfilled', () => {
     const error = await nothing;
     expect(error).toBeInstanceOf(ForgeTimeoutError);
     expect(error).toMatchObject({ address: buyer, requestId: '42' });
+  });
+});
+
+describe('catching up after a missed event', () => {
+  it('raises each fulfilment once, whether the event came or a gap in the sequence made it read the wallet again', async () => {
+    const hub = fakeHub();
+    let onEndpoint: object[] = [];
+    const { client } = clientAnswering([], () => onEndpoint);
+    const events = eventsOver(hub, client);
+    const raised: unknown[] = [];
+    events.onForgeFulfilled((event) => raised.push(event));
+    await events.subscribe(buyer);
+    await vi.advanceTimersByTimeAsync(0);
+    onEndpoint = [fulfilledRequest('1')];
+    hub.emit('forgeFulfilled', fulfilled('1', 1));
+    await vi.advanceTimersByTimeAsync(0);
+    // Events 2 and 3 never came; 4 did, and the read after the gap finds 2 and 3.
+    onEndpoint = ['1', '2', '3', '4'].map((id) => fulfilledRequest(id));
+    hub.emit('forgeFulfilled', fulfilled('4', 4));
+    await vi.advanceTimersByTimeAsync(0);
+    hub.emit('forgeFulfilled', fulfilled('4', 4));
+    await vi.advanceTimersByTimeAsync(0);
+    expect(raised.map((event) => (event as { requestId: string }).requestId).sort()).toEqual(['1', '2', '3', '4']);
+    expect(raised).toContainEqual({ requestId: '2', tokenId: '7', editionId: '3', buyer: buyer.toLowerCase(), caughtUp: true });
+  });
+
+  it('does not raise what was fulfilled before the wallet was subscribed', async () => {
+    const hub = fakeHub();
+    const { client } = clientAnswering([], () => [fulfilledRequest('9')]);
+    const events = eventsOver(hub, client);
+    const raised: unknown[] = [];
+    events.onForgeFulfilled((event) => raised.push(event));
+    await events.subscribe(buyer);
+    await vi.advanceTimersByTimeAsync(0);
+    hub.emit('forgeFulfilled', fulfilled('10', 5));
+    await vi.advanceTimersByTimeAsync(0);
+    expect(raised.map((event) => (event as { requestId: string }).requestId)).toEqual(['10']);
+  });
+
+  it('reads the wallet and the listings again after a reconnect, and raises what was fulfilled meanwhile', async () => {
+    const hub = fakeHub();
+    let onEndpoint: object[] = [];
+    const { client } = clientAnswering([], () => onEndpoint);
+    const events = eventsOver(hub, client);
+    const raised: unknown[] = [];
+    const market: unknown[] = [];
+    events.onForgeFulfilled((event) => raised.push(event));
+    events.onMarketChanged((event) => market.push(event), { debounceMs: 0 });
+    await events.subscribe(buyer);
+    hub.emit('marketChanged', { count: 3, maxBlock: '30', version: 5 });
+    await vi.advanceTimersByTimeAsync(0);
+    onEndpoint = [fulfilledRequest('20')];
+    hub.reconnect();
+    await vi.advanceTimersByTimeAsync(0);
+    expect(raised).toEqual([{ requestId: '20', tokenId: '7', editionId: '3', buyer: buyer.toLowerCase(), caughtUp: true }]);
+    expect(market).toEqual([
+      { count: 3, maxBlock: '30', version: 5 },
+      { count: 17, maxBlock: '30', version: 5, caughtUp: true },
+    ]);
+    // The hub's own event for it, arriving late, is not raised again.
+    hub.emit('forgeFulfilled', fulfilled('20', 1));
+    await vi.advanceTimersByTimeAsync(0);
+    expect(raised).toHaveLength(1);
   });
 });

@@ -792,6 +792,7 @@ describe('alarms and the dashboard', () => {
       'ListenerFanOutTime',
       'FanOutShardTime',
       'FanOutSkippedPosts',
+      'UndeliveredPosts',
     ]) {
       expect(byKind(name).sort(), name).toEqual(['forgeFulfilled', 'marketChanged']);
     }

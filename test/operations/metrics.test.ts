@@ -186,7 +186,14 @@ describe('hub and listener metrics', () => {
     expect(read.ListenerReadTime).toBeGreaterThan(0);
     const event = withMetric('ListenerEvents').find((document) => document.kind === 'marketChanged')!;
     expect(event._aws.CloudWatchMetrics[0]!.Dimensions).toEqual([['service', 'kind']]);
-    expect(names(event).sort()).toEqual(['ListenerEvents', 'ListenerFailedPosts', 'ListenerFanOutTime', 'ListenerGoneConnections', 'ListenerPostsSent']);
+    expect(names(event).sort()).toEqual([
+      'ListenerEvents',
+      'ListenerFailedPosts',
+      'ListenerFanOutTime',
+      'ListenerGoneConnections',
+      'ListenerPostsSent',
+      'UndeliveredPosts',
+    ]);
     expect(event.ListenerPostsSent).toBeGreaterThanOrEqual(1);
     expect(event.ListenerFailedPosts).toBe(0);
   });
@@ -214,7 +221,7 @@ describe('fan-out function metrics', () => {
       await waitFor(() => withMetric('FanOutShardTime').length === 1, 'the shard’s document');
       const [document] = withMetric('FanOutShardTime');
       expect(document!._aws.CloudWatchMetrics[0]!.Dimensions).toEqual([['service', 'kind']]);
-      expect(document).toMatchObject({ kind: 'marketChanged', FanOutSkippedPosts: 0, ListenerFailedPosts: 0 });
+      expect(document).toMatchObject({ kind: 'marketChanged', FanOutSkippedPosts: 0, ListenerFailedPosts: 0, UndeliveredPosts: 0 });
       expect(document!.ListenerPostsSent).toBeGreaterThanOrEqual(1);
       expect(stack.metrics.series('ListenerPostsSent', { service, kind: 'marketChanged' }).sum).toBe(sent + (document!.ListenerPostsSent as number));
       expect(await (await fetch(`${stack.url}/metrics`)).text()).toContain(

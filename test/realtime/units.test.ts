@@ -71,8 +71,8 @@ describe('hub protocol records', () => {
     expect(marketChangedMessage({ count: 3, maxBlock: '99', version: 1 })).toBe(
       '{"type":1,"target":"marketChanged","arguments":[{"count":3,"maxBlock":"99","version":1}]}\u001e',
     );
-    expect(forgeFulfilledMessage({ requestId: '1', sequence: 4 })).toBe(
-      '{"type":1,"target":"forgeFulfilled","arguments":[{"requestId":"1","sequence":4}]}\u001e',
+    expect(forgeFulfilledMessage({ requestId: '1', buyer: `0x${'a'.repeat(40)}`, sequence: 4 })).toBe(
+      `{"type":1,"target":"forgeFulfilled","arguments":[{"requestId":"1","buyer":"0x${'a'.repeat(40)}","sequence":4}]}\u001e`,
     );
   });
 });

@@ -42,18 +42,35 @@ export class ForgeTimeoutError extends Error {
   }
 }
 
+/**
+ * A forgeFulfilled as the client raises it: the hub's event, or one the
+ * client found fulfilled when it caught up after a gap or a reconnect
+ * (`caughtUp`, with no `sequence`).
+ */
+export type ForgeFulfilledEvent = Omit<ForgeFulfilled, 'sequence'> & { sequence?: number; caughtUp?: true };
+
+/**
+ * A marketChanged as the client raises it: the hub's event, or, after a
+ * reconnect, the listings read again (`caughtUp`: `count` is the listings'
+ * `totalCount`, `maxBlock` and `version` the newest the client had seen).
+ */
+export type MarketChangedEvent = MarketChanged & { caughtUp?: true };
+
 export interface Events {
   readonly connection: HubLike;
   /** Lowercase addresses, restored on every reconnect. */
   readonly subscriptions: ReadonlySet<string>;
-  /** Joins the address's group (and again after each reconnect, since a new connection has none). */
+  /** Joins the address's group (and again after each reconnect, since a new connection has none), and reads its fulfilled forge requests so far. */
   subscribe(address: string): Promise<void>;
   unsubscribe(address: string): Promise<void>;
   /** Called once changes have stopped for `debounceMs` (300 ms unless set), with the newest payload by version; returns the way to stop. */
-  onMarketChanged(listener: (event: MarketChanged) => void, options?: { debounceMs?: number }): () => void;
-  onForgeFulfilled(listener: (event: ForgeFulfilled) => void): () => void;
+  onMarketChanged(listener: (event: MarketChangedEvent) => void, options?: { debounceMs?: number }): () => void;
+  /** Each fulfilment of a subscribed wallet once, whether the hub's event reached this client or a catch-up found it. */
+  onForgeFulfilled(listener: (event: ForgeFulfilledEvent) => void): () => void;
   /** After a reconnect, once the subscriptions are restored (or failed to be: the error). */
   onRestored(listener: (error?: unknown) => void): () => void;
+  /** After a catch-up read failed (the next gap, reconnect or event tries again). */
+  onCatchUpFailed(listener: (error: unknown) => void): () => void;
   /** The event, else after `timeoutMs` the forge-requests endpoint, else the caller's `pollChain`; subscribes to the address. */
   waitForForgeFulfilled(address: string, requestId: string, options?: ForgeWaitOptions): Promise<ForgeResult>;
   close(): Promise<void>;
@@ -61,20 +78,102 @@ export interface Events {
 
 const connected = 'Connected';
 
-/** Events over any hub connection: the realtime behaviour docs/realtime.md describes, apart from the transport. */
+/** What the client knows of one wallet's forgeFulfilled stream. */
+interface ForgeStream {
+  /** Fulfilled requests already raised, or already fulfilled when the wallet was subscribed. */
+  known: Map<string, ForgeFulfilledEvent>;
+  /** The last sequence the hub sent this client; undefined until the first event after a (re)subscribe. */
+  sequence?: number;
+  /** Reads run one after the other: the subscription's first, then each catch-up. */
+  reads: Promise<void>;
+}
+
+/**
+ * Events over any hub connection: the realtime behaviour docs/realtime.md
+ * describes, apart from the transport. The hub sends each event at most once
+ * and numbers every stream, so a client can tell what it missed: the first
+ * forgeFulfilled after a (re)subscribe, a jump in a wallet's `sequence` or a
+ * reconnect makes it read the wallet's fulfilled forge requests again and
+ * raise those it has not raised; a reconnect reads the listings again.
+ */
 export function eventsOver(connection: HubLike, client: Client): Events {
   const subscriptions = new Set<string>();
+  const streams = new Map<string, ForgeStream>();
   const restoredListeners = new Set<(error?: unknown) => void>();
-  const listen = <T>(event: EventName, handler: (payload: T) => void) => {
-    connection.on(event, handler as (payload: never) => void);
-    return () => connection.off(event, handler as (payload: never) => void);
+  const catchUpFailures = new Set<(error: unknown) => void>();
+  const forgeListeners = new Set<(event: ForgeFulfilledEvent) => void>();
+  const marketListeners = new Set<(event: MarketChangedEvent) => void>();
+  let newestMarket: MarketChanged | undefined;
+
+  const raise = (stream: ForgeStream, event: ForgeFulfilledEvent) => {
+    if (stream.known.has(event.requestId)) return;
+    stream.known.set(event.requestId, event);
+    for (const listener of forgeListeners) listener(event);
+  };
+  const failed = (error: unknown) => catchUpFailures.forEach((listener) => listener(error));
+
+  /** The wallet's fulfilled forge requests, each raised unless known; `baseline` only records them. */
+  const readFulfilled = (address: string, stream: ForgeStream, baseline: boolean) => {
+    stream.reads = stream.reads.then(async () => {
+      try {
+        for await (const request of client.walk('listAccountForgeRequests', { address, filter: (f) => f.status.eq('Fulfilled') })) {
+          const event: ForgeFulfilledEvent = {
+            requestId: request.requestId,
+            tokenId: request.tokenId,
+            editionId: request.editionId,
+            buyer: address,
+            caughtUp: true,
+          };
+          if (baseline) stream.known.set(request.requestId, event);
+          else raise(stream, event);
+        }
+      } catch (error) {
+        failed(error);
+      }
+    });
+    return stream.reads;
   };
 
+  const catchUpMarket = async () => {
+    try {
+      const page = await client.api.listListings({ pageSize: 1 });
+      const event: MarketChangedEvent = {
+        count: page.totalCount,
+        maxBlock: newestMarket?.maxBlock ?? '0',
+        version: newestMarket?.version ?? 0,
+        caughtUp: true,
+      };
+      for (const listener of marketListeners) listener(event);
+    } catch (error) {
+      failed(error);
+    }
+  };
+
+  connection.on('forgeFulfilled', ((event: ForgeFulfilled) => {
+    const stream = streams.get(event.buyer);
+    if (!stream) return;
+    raise(stream, event);
+    const gap = stream.sequence === undefined || event.sequence !== stream.sequence + 1;
+    stream.sequence = event.sequence;
+    if (gap) void readFulfilled(event.buyer, stream, false);
+  }) as (payload: never) => void);
+
+  connection.on('marketChanged', ((event: MarketChanged) => {
+    // Ordered by version, never by maxBlock, which a chain reorg lowers; an older event that arrives late is dropped.
+    if (newestMarket && event.version <= newestMarket.version) return;
+    newestMarket = event;
+    for (const listener of marketListeners) listener(event);
+  }) as (payload: never) => void);
+
   connection.onreconnected(() => {
+    // A new connection missed whatever was sent while there was none: each stream starts again from a read.
+    for (const stream of streams.values()) stream.sequence = undefined;
     void Promise.all([...subscriptions].map((address) => connection.invoke('Subscribe', address))).then(
       () => restoredListeners.forEach((listener) => listener()),
       (error: unknown) => restoredListeners.forEach((listener) => listener(error)),
     );
+    for (const [address, stream] of streams) void readFulfilled(address, stream, false);
+    void catchUpMarket();
   });
 
   const events: Events = {
@@ -83,12 +182,18 @@ export function eventsOver(connection: HubLike, client: Client): Events {
     async subscribe(address) {
       const group = address.toLowerCase();
       subscriptions.add(group);
+      if (!streams.has(group)) {
+        const stream: ForgeStream = { known: new Map(), reads: Promise.resolve() };
+        streams.set(group, stream);
+        void readFulfilled(group, stream, true);
+      }
       // While reconnecting, the restore after it does the work.
       if (connection.state === connected) {
         try {
           await connection.invoke('Subscribe', group);
         } catch (error) {
           subscriptions.delete(group);
+          streams.delete(group);
           throw error;
         }
       }
@@ -96,32 +201,42 @@ export function eventsOver(connection: HubLike, client: Client): Events {
     async unsubscribe(address) {
       const group = address.toLowerCase();
       subscriptions.delete(group);
+      streams.delete(group);
       if (connection.state === connected) await connection.invoke('Unsubscribe', group);
     },
     onMarketChanged(listener, options) {
       const debounced = debounce(listener, options?.debounceMs ?? 300);
-      // Ordered by version, never by maxBlock, which a chain reorg lowers; an older event that arrives late is dropped.
-      let newest = 0;
-      const stop = listen<MarketChanged>('marketChanged', (event) => {
-        if (event.version <= newest) return;
-        newest = event.version;
-        debounced(event);
-      });
-      return () => (stop(), debounced.cancel());
+      marketListeners.add(debounced);
+      return () => (marketListeners.delete(debounced), debounced.cancel());
     },
-    onForgeFulfilled: (listener) => listen('forgeFulfilled', listener),
+    onForgeFulfilled(listener) {
+      forgeListeners.add(listener);
+      return () => forgeListeners.delete(listener);
+    },
     onRestored(listener) {
       restoredListeners.add(listener);
       return () => restoredListeners.delete(listener);
     },
+    onCatchUpFailed(listener) {
+      catchUpFailures.add(listener);
+      return () => catchUpFailures.delete(listener);
+    },
     async waitForForgeFulfilled(address, requestId, options = {}) {
       let stop = () => {};
       const fromEvent = new Promise<ForgeResult>((resolve) => {
-        stop = listen<ForgeFulfilled>('forgeFulfilled', (event) => event.requestId === requestId && resolve({ ...event, source: 'event' }));
+        stop = events.onForgeFulfilled((event) => {
+          if (event.requestId === requestId)
+            resolve({ requestId, tokenId: event.tokenId, editionId: event.editionId, source: event.caughtUp ? 'api' : 'event' });
+        });
       });
       let timer: ReturnType<typeof setTimeout> | undefined;
       try {
         await events.subscribe(address);
+        // Fulfilled before the subscription's first read: the read knows it, and no event will be raised for it.
+        const stream = streams.get(address.toLowerCase());
+        await stream?.reads;
+        const already = stream?.known.get(requestId);
+        if (already) return { requestId, tokenId: already.tokenId, editionId: already.editionId, source: 'api' };
         const timedOut = new Promise<undefined>((resolve) => (timer = setTimeout(() => resolve(undefined), options.timeoutMs ?? 45_000)));
         const early = await Promise.race([fromEvent, timedOut]);
         if (early) return early;

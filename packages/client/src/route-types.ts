@@ -387,6 +387,7 @@ export type MarketChanged = {
 };
 export type ForgeFulfilled = {
   requestId: string;
+  buyer: string;
   sequence: number;
   tokenId?: string | undefined;
   editionId?: string | undefined;

@@ -95,7 +95,8 @@ export function broadcaster(parts: BroadcasterParts, metrics: ReturnType<typeof 
       await Promise.all([
         plan.own.length &&
           post(inOnePage(plan.own), frame, { store, connections, concurrency: fanOutConcurrency, log, pace: broadcastPace }, shardDeadline()).then(
-            (delivery) => (own = addDeliveries(own, delivery)),
+            // What a deadline left untaken is skipped too.
+            (delivery) => (own = addDeliveries(own, { ...delivery, skipped: plan.own.length - delivery.sent - delivery.gone - delivery.failed })),
           ),
         ...plan.handed.map(async (shard) => {
           if (!invoke.postsHere) counters.shardsHanded++;

@@ -61,7 +61,6 @@ export interface ForgeCursor {
 }
 
 export interface Fulfilment extends Omit<ForgeFulfilled, 'sequence'> {
-  buyer: string;
   block: string;
 }
 

@@ -24,6 +24,7 @@ export const forgeFulfilledSchema = z.object({
   requestId: bigIntString,
   tokenId: z.optional(bigIntString),
   editionId: z.optional(bigIntString),
+  buyer: z.string().check(z.regex(/^0x[0-9a-f]{40}$/), z.describe('The buyer, lowercase: the group the event went to, and the stream `sequence` numbers.')),
   sequence: z
     .int()
     .check(
@@ -54,10 +55,11 @@ export function eventOfFrame(frame: string): HubEvent | undefined {
 
 export const marketChangedMessage = (payload: MarketChanged) => messages.event(hubEvents.marketChanged, payload);
 
-export const forgeFulfilledMessage = ({ requestId, tokenId, editionId, sequence }: ForgeFulfilled) =>
+export const forgeFulfilledMessage = ({ requestId, tokenId, editionId, buyer, sequence }: ForgeFulfilled) =>
   messages.event(hubEvents.forgeFulfilled, {
     requestId,
     ...(tokenId !== undefined && { tokenId }),
     ...(editionId !== undefined && { editionId }),
+    buyer,
     sequence,
   });

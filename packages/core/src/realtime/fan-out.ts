@@ -39,15 +39,28 @@ async function* prefetched<T>(pages: AsyncIterable<T>): AsyncGenerator<T> {
   }
 }
 
-/** Calls `work` for every item of the pages with at most `concurrency` calls in flight, starting before the last page is read. */
-export async function forEachBounded<T>(pages: AsyncIterable<T[]>, concurrency: number, work: (item: T) => Promise<void>): Promise<void> {
+/**
+ * Calls `work` for every item of the pages with at most `concurrency` calls in
+ * flight, starting before the last page is read; once `stopped()` says so, no
+ * further item is taken.
+ */
+export async function forEachBounded<T>(
+  pages: AsyncIterable<T[]>,
+  concurrency: number,
+  work: (item: T) => Promise<void>,
+  stopped: () => boolean = () => false,
+): Promise<void> {
   async function* items() {
     for await (const page of prefetched(pages)) yield* page;
   }
   const iterator = items();
   // An async generator queues concurrent next() calls, so the workers share it safely.
   const worker = async () => {
-    for (let next = await iterator.next(); !next.done; next = await iterator.next()) await work(next.value);
+    while (!stopped()) {
+      const next = await iterator.next();
+      if (next.done) return;
+      await work(next.value);
+    }
   };
   await Promise.all(Array.from({ length: Math.max(1, concurrency) }, worker));
 }
@@ -72,16 +85,21 @@ const unsentBackoffMs = (attempt: number) => Math.min(1_000, 50 * 2 ** attempt);
  * quota, not the recipient, was at fault. A post that failed in a way that
  * may hide a delivered frame (a timeout after sending, a 5xx) is never tried
  * again: a frame twice is worse than a gap the client sees and reads past.
- * Nothing waits past `stopAt` (epoch ms): what has not gone by then is skipped.
+ * Nothing waits past `stopAt` (epoch ms): once a post cannot go in time, no
+ * further recipient is taken from `recipients` (a shard's next run is then
+ * never claimed), and those taken are counted skipped; a caller that knows
+ * its audience counts the rest.
  */
 export async function post(recipients: AsyncIterable<string[]>, frame: string | Uint8Array, parts: FanOutParts, stopAt = Infinity): Promise<Delivery> {
   const { connections, concurrency, log, pace } = parts;
   const delivery = { ...noDelivery };
   const data = typeof frame === 'string' ? new TextEncoder().encode(frame) : frame;
   const throttlesBefore = pace.throttles;
-  await forEachBounded(recipients, concurrency, async (connectionId) => {
+  let late = false;
+  const work = async (connectionId: string) => {
     for (let unsent = 0; ; ) {
-      if (!(await pace.take(stopAt))) {
+      if (late || !(await pace.take(stopAt))) {
+        late = true;
         delivery.skipped++;
         return;
       }
@@ -108,13 +126,15 @@ export async function post(recipients: AsyncIterable<string[]>, frame: string | 
       }
       const wait = unsentBackoffMs(unsent++);
       if (Date.now() + wait >= stopAt) {
+        late = true;
         delivery.skipped++;
         log.warn({ err: outcome.error, connectionId }, 'could not reach the management API before the deadline');
         return;
       }
       await sleep(wait);
     }
-  });
+  };
+  await forEachBounded(recipients, concurrency, work, () => late);
   const throttles = pace.throttles - throttlesBefore;
   if (throttles) log.warn({ throttles }, 'fan-out slowed down by 429s from the management API');
   if (delivery.skipped) log.error({ skipped: delivery.skipped }, 'fan-out stopped at its deadline');

@@ -1,0 +1,205 @@
+import { once } from 'node:events';
+import { createServer, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { pino } from 'pino';
+import { afterEach, describe, expect, it } from 'vitest';
+import { pacer } from '@hatchery/core/realtime/budget';
+import type { ConnectionStore } from '@hatchery/core/realtime/connections';
+import { deliverShard, inOnePage, post, type FanOutParts } from '@hatchery/core/realtime/fan-out';
+import type { DeliveryLedger } from '@hatchery/core/realtime/ledger';
+import { hubConnections, managementApiClient, managementSettings, refusalOf } from '@hatchery/platform/aws/management';
+
+/**
+ * The fan-out against a real HTTP server that plays API Gateway's management
+ * API and misbehaves on purpose (slow, throttling), through the service's own
+ * SDK client: what reaches each connection, how often, and when a shard
+ * returns. The store and the ledger are in memory: their DynamoDB side is
+ * tested against dynalite in fan-out.test.ts.
+ */
+
+// The SDK's default credential chain takes these first; the clients read their region from the configuration, which needs a database URL.
+process.env.AWS_ACCESS_KEY_ID = 'test';
+process.env.AWS_SECRET_ACCESS_KEY = 'test';
+process.env.DATABASE_URL ??= 'postgres://unused@127.0.0.1:1/unused';
+
+const log = pino({ level: 'silent' });
+const frame = '{"type":1,"target":"marketChanged","arguments":[{"count":1,"maxBlock":"1","version":1}]}\u001e';
+
+interface ManagementApi {
+  url: string;
+  /** Frames applied, by connection id. */
+  applied: Map<string, number>;
+  /** Posts answered 429. */
+  refused: number;
+}
+
+/** A management API answering each post after `latencyMs`, applying at most `perSecond` posts a second (429 with Retry-After beyond). */
+async function managementApi({ latencyMs = 0, perSecond = Number.POSITIVE_INFINITY } = {}): Promise<ManagementApi> {
+  const api: ManagementApi = { url: '', applied: new Map(), refused: 0 };
+  let windowStart = 0;
+  let inWindow = 0;
+  const server = createServer(async (request, response: ServerResponse) => {
+    for await (const _ of request);
+    const id = decodeURIComponent(request.url!.split('/@connections/')[1] ?? '');
+    const now = performance.now();
+    if (now - windowStart >= 1000) {
+      windowStart = now;
+      inWindow = 0;
+    }
+    if (++inWindow > perSecond) {
+      api.refused++;
+      response.writeHead(429, { 'content-type': 'application/json', 'x-amzn-errortype': 'LimitExceededException', 'retry-after': '1' });
+      response.end(JSON.stringify({ message: 'Rate exceeded' }));
+      return;
+    }
+    api.applied.set(id, (api.applied.get(id) ?? 0) + 1);
+    if (latencyMs) await new Promise((resolve) => setTimeout(resolve, latencyMs));
+    response.writeHead(200).end();
+  });
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  servers.push(() => {
+    server.closeAllConnections();
+    server.close();
+  });
+  api.url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/prod`;
+  return api;
+}
+
+const servers: Array<() => void> = [];
+afterEach(() => {
+  for (const close of servers.splice(0)) close();
+});
+
+const ids = (count: number, prefix = 'C') => Array.from({ length: count }, (_, i) => `${prefix}${String(i).padStart(5, '0')}=`);
+
+/** A store whose shard holds `recipients`; gone connections are only counted. */
+const storeOf = (recipients: string[]): ConnectionStore =>
+  ({
+    async *shard() {
+      yield recipients;
+    },
+    remove: async () => undefined,
+  }) as unknown as ConnectionStore;
+
+/** The ledger in memory, as DynamoDB's conditional update keeps it. */
+function memoryLedger(): DeliveryLedger {
+  const claims = new Map<string, string>();
+  return {
+    claimedThrough: async (event, shard) => claims.get(`${event} ${shard}`),
+    async claimShard(event, shard, through) {
+      const key = `${event} ${shard}`;
+      const claimed = claims.get(key);
+      if (claimed !== undefined && claimed >= through) return false;
+      claims.set(key, through);
+      return true;
+    },
+    nextForgeSequence: async () => 1,
+    claimFulfilment: async () => true,
+  };
+}
+
+const twice = (api: ManagementApi) => [...api.applied.values()].filter((count) => count > 1).length;
+
+describe('posts against a slow management API', () => {
+  it('fails none of 16 shards × 32 posts sharing 64 sockets at 150 ms a post: a post waits for a socket, it is not failed', async () => {
+    const api = await managementApi({ latencyMs: 150 });
+    const connections = hubConnections(managementApiClient(api.url, 64), 64);
+    const started = Date.now();
+    const deliveries = await Promise.all(
+      Array.from({ length: 16 }, (_, shard) =>
+        post(inOnePage(ids(32, `S${shard}-`)), frame, { store: storeOf([]), connections, concurrency: 32, log, pace: pacer(0) }, started + 20_000),
+      ),
+    );
+    expect(deliveries.reduce((sum, each) => sum + each.failed + each.skipped, 0)).toBe(0);
+    expect(deliveries.reduce((sum, each) => sum + each.sent, 0)).toBe(512);
+    expect(api.applied.size).toBe(512);
+    expect(twice(api)).toBe(0);
+  });
+
+  it('sends all 20 posts through 2 sockets at 150 ms a post within the post deadline', async () => {
+    const api = await managementApi({ latencyMs: 150 });
+    const connections = hubConnections(managementApiClient(api.url, 2), 2);
+    const started = Date.now();
+    const delivery = await post(inOnePage(ids(20)), frame, { store: storeOf([]), connections, concurrency: 20, log, pace: pacer(0) });
+    expect(delivery).toMatchObject({ sent: 20, failed: 0, skipped: 0 });
+    expect(Date.now() - started).toBeLessThan(managementSettings.deadlineMs);
+  });
+});
+
+describe('posts refused by an outside throttle', () => {
+  it('delivers every post once without a budget: a 429 is tried again after its Retry-After, not lost', async () => {
+    const api = await managementApi({ perSecond: 100 });
+    const connections = hubConnections(managementApiClient(api.url, 16, { paced: true }), 16);
+    const delivery = await post(inOnePage(ids(300)), frame, { store: storeOf([]), connections, concurrency: 16, log, pace: pacer(0) }, Date.now() + 20_000);
+    expect(api.refused).toBeGreaterThan(0);
+    expect(delivery).toMatchObject({ sent: 300, failed: 0, skipped: 0 });
+    expect(api.applied.size).toBe(300);
+    expect(twice(api)).toBe(0);
+  });
+
+  it('remembers across shards what a 429 taught: the next shard on the same pacer starts slower', async () => {
+    const api = await managementApi({ perSecond: 50 });
+    const connections = hubConnections(managementApiClient(api.url, 8, { paced: true }), 8);
+    const pace = pacer(400);
+    const parts: FanOutParts = { store: storeOf([]), connections, concurrency: 8, log, pace };
+    await post(inOnePage(ids(150, 'A')), frame, parts, Date.now() + 20_000);
+    const refusedFirst = api.refused;
+    expect(pace.factor).toBeLessThan(1);
+    await post(inOnePage(ids(150, 'B')), frame, parts, Date.now() + 20_000);
+    expect(api.refused - refusedFirst).toBeLessThanOrEqual(refusedFirst);
+    expect(twice(api)).toBe(0);
+  });
+
+  it('tells API Gateway’s 429 and a post that never left from a failure that may hide a delivery', () => {
+    expect(refusalOf({ name: 'LimitExceededException', $metadata: { httpStatusCode: 429 }, $response: { headers: { 'retry-after': '2' } } })).toMatchObject({
+      refused: 'throttled',
+      retryAfterMs: 2_000,
+    });
+    expect(refusalOf(Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' }))).toMatchObject({ refused: 'unsent' });
+    expect(refusalOf(Object.assign(new Error('socket hang up'), { code: 'ECONNRESET' }))).toBeUndefined();
+    expect(refusalOf({ name: 'InternalServerError', $metadata: { httpStatusCode: 500 } })).toBeUndefined();
+  });
+});
+
+describe('a shard under its deadline', () => {
+  it('returns before its invocation ends however slow the pace, skipping at once what cannot go in time', async () => {
+    const api = await managementApi({ perSecond: 40 });
+    const connections = hubConnections(managementApiClient(api.url, 64, { paced: true }), 64);
+    const recipients = ids(300);
+    const started = Date.now();
+    // A 6 s Lambda timeout less the 2 s margin: posting stops 4 s in, at 100 posts a second against an API allowing 40.
+    const stopAt = started + 4_000;
+    const delivery = await deliverShard(
+      { event: 'marketChanged#1', shard: 0, frame, postsPerSecond: 100 },
+      { store: storeOf(recipients), connections, concurrency: 64, log, pace: pacer(0) },
+      memoryLedger(),
+      stopAt,
+    );
+    expect(Date.now() - started).toBeLessThan(6_000);
+    expect(delivery.sent + delivery.skipped + delivery.failed).toBe(300);
+    expect(delivery.sent).toBe(api.applied.size);
+    expect(twice(api)).toBe(0);
+  });
+
+  it('resumes after what an invocation claimed when the next one retries the same event: nobody gets the frame twice', async () => {
+    const api = await managementApi({ latencyMs: 20 });
+    const connections = hubConnections(managementApiClient(api.url, 64), 64);
+    const recipients = ids(600);
+    const ledger = memoryLedger();
+    const job = { event: 'marketChanged#7', shard: 3, frame, postsPerSecond: 200 };
+    const parts = { store: storeOf(recipients), connections, concurrency: 64, log };
+    // The first invocation is cut short (its deadline stands in for Lambda's timeout), the retries carry on from its claims.
+    const first = await deliverShard(job, { ...parts, pace: pacer(0) }, ledger, Date.now() + 1_000);
+    expect(first.sent).toBeGreaterThan(0);
+    expect(first.sent).toBeLessThan(600);
+    const second = await deliverShard(job, { ...parts, pace: pacer(0) }, ledger, Date.now() + 10_000);
+    expect(twice(api)).toBe(0);
+    expect(first.sent + second.sent).toBe(api.applied.size);
+    // What the first claimed but never posted is lost, never sent twice: at most its last two runs.
+    expect(600 - api.applied.size).toBeLessThanOrEqual(2 * 64);
+    const third = await deliverShard(job, { ...parts, pace: pacer(0) }, ledger, Date.now() + 10_000);
+    expect(third.sent).toBe(0);
+    expect(twice(api)).toBe(0);
+  });
+});
