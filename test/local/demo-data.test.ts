@@ -1,5 +1,4 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { exampleWallet } from '@hatchery/functions/schemas';
 import { demoAddress, demoChainId, demoSizes, latestBlockSql } from '@hatchery/local/demo-data';
 import { commandLines, docBlock, onStack, parseDoc, runShell, where } from '../support/docs';
 import { startTestStack, type TestStack } from '../support/stack';
@@ -86,10 +85,6 @@ describe('demo data', () => {
         `wallet ${n}`,
       ).toContain(referral.upline);
     }
-  });
-
-  it('the explorer’s example wallet is wallet 11', () => {
-    expect(exampleWallet).toBe(demoAddress(11));
   });
 
   // Every block of public requests, wherever it is: run with bash, a line at a time, as a reader pastes them.
