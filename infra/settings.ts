@@ -71,7 +71,7 @@ export interface DeploySettings {
 export function deploySettings(env: NodeJS.ProcessEnv = process.env): DeploySettings {
   const parsed = settingsSchema.safeParse(env);
   if (!parsed.success) {
-    throw new Error(`Invalid deploy settings: ${parsed.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`).join('; ')}`);
+    throw new Error(`Invalid deploy settings: ${parsed.error.issues.map((problem) => `${problem.path.join('.')}: ${problem.message}`).join('; ')}`);
   }
   const settings = parsed.data;
   return {

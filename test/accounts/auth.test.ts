@@ -125,7 +125,7 @@ describe('missing or invalid tokens: 401, WWW-Authenticate: Bearer, and no accou
     ['another audience', (uid) => forge(uid, { claims: { aud: 'another-project' } })],
     ['another issuer', (uid) => forge(uid, { claims: { iss: 'https://securetoken.google.com/another-project' } })],
     [
-      'another project (issuer and audience)',
+      'another project, issuer and audience',
       (uid) => forge(uid, { claims: { iss: 'https://securetoken.google.com/another-project', aud: 'another-project' } }),
     ],
     ['an issuer that is not securetoken', (uid) => forge(uid, { claims: { iss: 'https://accounts.example.com/hatchery-local' } })],

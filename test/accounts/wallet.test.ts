@@ -41,10 +41,10 @@ describe('wallet state table', () => {
     expect(lines[2]).toBe(`Account: ${accountId}`);
     expect(lines[3]).toBe(`Nonce: ${nonce}`);
     expect(lines[4]).toMatch(/^Issued At: \d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z$/);
-    const issuedAt = Date.parse(lines[4]!.slice('Issued At: '.length));
-    expect(Date.parse(expiresAt) - issuedAt).toBe(fiveMinutes);
-    expect(issuedAt).toBeGreaterThanOrEqual(Math.floor(before / 1000) * 1000);
-    expect(issuedAt).toBeLessThanOrEqual(Date.now());
+    const messageIssuedAt = Date.parse(lines[4]!.slice('Issued At: '.length));
+    expect(Date.parse(expiresAt) - messageIssuedAt).toBe(fiveMinutes);
+    expect(messageIssuedAt).toBeGreaterThanOrEqual(Math.floor(before / 1000) * 1000);
+    expect(messageIssuedAt).toBeLessThanOrEqual(Date.now());
     expect(expiresAt).toBe(new Date(expiresAt).toISOString());
     expect(await challengeRow(stack, accountId)).toMatchObject({ nonce, message, expires_at: new Date(expiresAt) });
   });

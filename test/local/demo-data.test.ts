@@ -1,5 +1,4 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { exampleWallet } from '@hatchery/functions/schemas';
 import { demoAddress, demoChainId, demoSizes, latestBlockSql } from '@hatchery/local/demo-data';
 import { commandLines, docBlock, onStack, parseDoc, runShell, where } from '../support/docs';
 import { startTestStack, type TestStack } from '../support/stack';
@@ -88,12 +87,8 @@ describe('demo data', () => {
     }
   });
 
-  it('the explorer’s example wallet is wallet 11', () => {
-    expect(exampleWallet).toBe(demoAddress(11));
-  });
-
   // Every block of public requests, wherever it is: run with bash, a line at a time, as a reader pastes them.
-  for (const block of [docBlock('tour-list'), docBlock('local-try-it'), docBlock('indexed-data')]) {
+  for (const block of [docBlock('tour-list'), docBlock('local-try-it'), docBlock('indexed-data'), docBlock('min-block-demo')]) {
     it(`the curl examples at ${where(block)} answer 200 with something in them`, async () => {
       const lines = commandLines(block);
       expect(lines.length).toBeGreaterThan(0);
@@ -113,6 +108,13 @@ describe('demo data', () => {
 });
 
 describe("the demo data's Ponder checkpoint", () => {
+  it("is the block docs/http-api.md's minBlock example names, on the demo chain", async () => {
+    const [{ value: latest }] = (await stack.sql<{ value: string }>(latestBlockSql)) as [{ value: string }];
+    const block = docBlock('min-block-demo');
+    expect(commandLines(block).join('\n'), where(block)).toContain(`minBlock=${demoChainId}:${latest}'`);
+    expect(block.text, where(block)).toContain(`chain ${demoChainId}'s, indexed up to block ${latest} `);
+  });
+
   it(`stands at the demo data's latest block of chain ${demoChainId}, and npm run simulate moves it with each block it writes`, async () => {
     const [{ value: latest }] = (await stack.sql<{ value: string }>(latestBlockSql)) as [{ value: string }];
     const health = (await (await stack.get('/health')).json()) as { indexer: unknown };

@@ -9,7 +9,7 @@ import { join } from 'node:path';
  * The convention for fenced blocks: the line right before each fence is one of
  *   <!-- tested: <id> -->       a test reads the block with docBlock('<id>') and runs or checks it;
  *   <!-- not run: <reason> -->  it cannot run here, for that reason (an AWS account, say).
- * test/local/docs.test.ts fails on a fence with neither, and on an id no test reads.
+ * test/unit/docs/conventions.test.ts fails on a fence with neither, and on an id no test reads.
  */
 export const repository = join(import.meta.dirname, '..', '..');
 

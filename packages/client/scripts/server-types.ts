@@ -21,7 +21,7 @@ type FieldsPart<R> = R extends { list: { fields: infer F } } ? { fields: { [N in
  * What the published client knows of the server, derived from the route table
  * and the zod schemas. scripts/generate-routes.ts prints it, flattened, into
  * src/route-types.ts, so that the package's declarations need neither zod nor
- * the server's packages; test/client/package.test.ts checks the two are equal.
+ * the server's packages; test/unit/client/package.test.ts checks the two are equal.
  */
 export interface ServerTypes {
   RouteTypes: {

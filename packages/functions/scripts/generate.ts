@@ -6,7 +6,7 @@ import { httpRoutes, type HttpRoute } from '../src/routes';
 /*
  * Modules derived from the route table at build time, for functions that
  * would otherwise import the whole table (every route's schemas) and build
- * from it at every cold start. test/foundation/generated.test.ts fails when
+ * from it at every cold start. test/unit/functions/generated-modules.test.ts fails when
  * a file and the table differ.
  */
 

@@ -1,8 +1,9 @@
 import type { ListSource } from '@hatchery/core/query/page-query';
 import type { InputSchemas } from './middleware/validate-input';
 import { accountRoutes } from './routes/accounts';
-import { foundationRoutes } from './routes/foundation';
-import { indexedRoutes } from './routes/indexed';
+import { catchAllRoutes } from './routes/catch-all';
+import { docsRoutes } from './routes/docs';
+import { indexedRoutes, listEditions } from './routes/indexed';
 import { operationsRoutes } from './routes/operations';
 import { realtimeRoutes } from './routes/realtime';
 
@@ -39,11 +40,13 @@ export interface HttpRoute {
 }
 
 export const httpRoutes = {
-  ...foundationRoutes,
+  listEditions,
+  ...docsRoutes,
   ...accountRoutes,
   ...indexedRoutes,
   ...realtimeRoutes,
   ...operationsRoutes,
+  ...catchAllRoutes,
 } as const satisfies Record<string, HttpRoute>;
 
 export type HttpRouteName = keyof typeof httpRoutes;

@@ -46,10 +46,10 @@ export async function localIdentityProvider(options: {
   const { kty, n, e } = privateJwk;
   const publicJwk: JWK = { kty, n, e, kid: privateJwk.kid, alg: 'RS256', use: 'sig' };
   const key = await importJWK(privateJwk, 'RS256');
-  const issuer = issuerFor(options.projectId);
+  const tokenIssuer = issuerFor(options.projectId);
   return {
     projectId: options.projectId,
-    issuer,
+    issuer: tokenIssuer,
     jwks: { keys: [publicJwk] },
     signToken: ({ uid, email, name }, { expiresInSeconds = 3600 } = {}) =>
       new SignJWT({
@@ -60,7 +60,7 @@ export async function localIdentityProvider(options: {
         auth_time: Math.floor(Date.now() / 1000),
       })
         .setProtectedHeader({ alg: 'RS256', kid: privateJwk.kid ?? kid, typ: 'JWT' })
-        .setIssuer(issuer)
+        .setIssuer(tokenIssuer)
         .setAudience(options.projectId)
         .setSubject(uid)
         .setIssuedAt()

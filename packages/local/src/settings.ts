@@ -42,7 +42,7 @@ export type LocalSettings = z.output<typeof localSettingsSchema>;
 export function localSettings(env: NodeJS.ProcessEnv = process.env): LocalSettings {
   const parsed = localSettingsSchema.safeParse(env);
   if (parsed.success) return parsed.data;
-  throw new StartupError(parsed.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`).join('; '));
+  throw new StartupError(parsed.error.issues.map((problem) => `${problem.path.join('.')}: ${problem.message}`).join('; '));
 }
 
 /** The local gateway's model of the account's throttle, from the settings. */

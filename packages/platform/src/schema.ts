@@ -11,8 +11,8 @@ import { config } from 'zod/mini';
  * out. A namespace import keeps the bundles small: esbuild drops the zod
  * functions a module never names, which it cannot do through a re-exported
  * namespace object (`export { z }` would bring all of zod and its 50 locales).
- * The locale is this module's side effect: core's package.json must not call
- * its files free of side effects, or a bundle could leave this one out.
+ * The locale is this module's side effect: platform's package.json names this
+ * file in `sideEffects`, so that no bundle leaves it out.
  */
 config(en());
 

@@ -54,7 +54,7 @@ function shapeProblems(schema: z.ZodMiniType, body: unknown): string | undefined
     ? undefined
     : parsed.error.issues
         .slice(0, 3)
-        .map((issue) => `${issue.path.join('.') || '(body)'}: ${issue.message}`)
+        .map((problem) => `${problem.path.join('.') || '(body)'}: ${problem.message}`)
         .join('; ');
 }
 

@@ -44,18 +44,18 @@ export async function liveChallenge(client: Queryable, accountId: string, now: D
  * The account row lock makes concurrent requests of one account agree on one challenge.
  */
 export async function requestChallenge(accountId: string, now = new Date(), serviceName = accountsSettings().SERVICE_NAME): Promise<ChallengeDto> {
-  const { challenge, issued } = await transaction(async (client) => {
+  const { challenge, newlyIssued } = await transaction(async (client) => {
     const account = await lockAccount(client, accountId);
     if (account.wallet_address !== null) throw new AppError('conflict', 'A wallet is already linked to this account; unlink it first.');
     const live = await liveChallenge(client, accountId, now);
-    if (live) return { challenge: toChallengeDto(live), issued: false };
+    if (live) return { challenge: toChallengeDto(live), newlyIssued: false };
     // Whole seconds, so the message's `Issued At` and `expiresAt` describe the same instant.
     const issuedAt = new Date(Math.floor(now.getTime() / 1000) * 1000);
     const nonce = randomBytes(limits.nonceBytes).toString('hex');
     const row: ChallengeRow = {
       nonce,
       message: challengeMessage({ serviceName, accountId, nonce, issuedAt }),
-      expires_at: new Date(issuedAt.getTime() + limits.challengeLifetimeMs),
+      expires_at: new Date(limits.challengeLifetimeMs + issuedAt.getTime()),
     };
     await client.query(
       `INSERT INTO hatchery.wallet_challenges (account_id, nonce, message, expires_at) VALUES ($1, $2, $3, $4)
@@ -63,9 +63,9 @@ export async function requestChallenge(accountId: string, now = new Date(), serv
          expires_at = EXCLUDED.expires_at, created_at = now()`,
       [accountId, row.nonce, row.message, row.expires_at],
     );
-    return { challenge: toChallengeDto(row), issued: true };
+    return { challenge: toChallengeDto(row), newlyIssued: true };
   });
   // Counted once committed, so a retried transaction counts once.
-  if (issued) addMetric('ChallengesIssued');
+  if (newlyIssued) addMetric('ChallengesIssued');
   return challenge;
 }

@@ -1,6 +1,6 @@
 import { AppError } from '@hatchery/core/errors';
 import { isDocsAsset, loadDocsAsset } from '../docs-assets';
-import * as routes from '../routes/foundation';
+import * as routes from '../routes/docs';
 import { httpHandler } from './handler';
 
 /** The explorer's own files, gzipped for clients that take it (the bundle is 1.7 MB, 0.5 MB gzipped). */

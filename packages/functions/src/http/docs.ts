@@ -1,4 +1,4 @@
-import * as routes from '../routes/foundation';
+import * as routes from '../routes/docs';
 import { httpHandler } from './handler';
 
 /**

@@ -37,7 +37,7 @@ export function httpHandler<R extends HttpRoute, T>(
   run: (input: RouteInput<R>, context: HttpContext, event: HttpEvent) => Promise<T>,
   /**
    * Authentication and provisioning, for routes whose auth is 'jwt' (see protected-handler.ts); the index's
-   * position and its minBlock, for the reads of the indexer's data (see list-handler.ts). Passed in, so that a bundle carries only what its route runs.
+   * position and its minBlock, for the reads of the indexer's data (see indexed-read-handler.ts). Passed in, so that a bundle carries only what its route runs.
    */
   { auth = [], indexedRead }: { auth?: HttpMiddleware[]; indexedRead?: IndexedRead } = {},
 ) {

@@ -1,5 +1,5 @@
 import { listAccountForgeRequests } from '@hatchery/core/indexer/forge-requests-read';
 import * as routes from '../routes/indexed';
-import { listHandler } from './list-handler';
+import { indexedReadHandler } from './indexed-read-handler';
 
-export const handler = listHandler(routes.listAccountForgeRequests, ({ params, query }) => listAccountForgeRequests(params.address, query));
+export const handler = indexedReadHandler(routes.listAccountForgeRequests, ({ params, query }) => listAccountForgeRequests(params.address, query));

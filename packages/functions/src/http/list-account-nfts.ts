@@ -1,5 +1,5 @@
 import { listAccountNfts } from '@hatchery/core/indexer/nfts-read';
 import * as routes from '../routes/indexed';
-import { listHandler } from './list-handler';
+import { indexedReadHandler } from './indexed-read-handler';
 
-export const handler = listHandler(routes.listAccountNfts, ({ params, query }) => listAccountNfts(params.address, query));
+export const handler = indexedReadHandler(routes.listAccountNfts, ({ params, query }) => listAccountNfts(params.address, query));

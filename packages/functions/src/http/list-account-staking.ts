@@ -1,5 +1,5 @@
 import { listAccountStaking } from '@hatchery/core/indexer/staking-read';
 import * as routes from '../routes/indexed';
-import { listHandler } from './list-handler';
+import { indexedReadHandler } from './indexed-read-handler';
 
-export const handler = listHandler(routes.listAccountStaking, ({ params, query }) => listAccountStaking(params.address, query));
+export const handler = indexedReadHandler(routes.listAccountStaking, ({ params, query }) => listAccountStaking(params.address, query));

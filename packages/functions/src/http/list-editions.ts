@@ -1,5 +1,5 @@
 import { listEditions } from '@hatchery/core/indexer/editions-read';
-import * as routes from '../routes/foundation';
-import { listHandler } from './list-handler';
+import * as routes from '../routes/indexed';
+import { indexedReadHandler } from './indexed-read-handler';
 
-export const handler = listHandler(routes.listEditions, ({ query }) => listEditions(query));
+export const handler = indexedReadHandler(routes.listEditions, ({ query }) => listEditions(query));

@@ -1,5 +1,5 @@
 import { listListings } from '@hatchery/core/indexer/listings-read';
 import * as routes from '../routes/indexed';
-import { listHandler } from './list-handler';
+import { indexedReadHandler } from './indexed-read-handler';
 
-export const handler = listHandler(routes.listListings, ({ query }) => listListings(query));
+export const handler = indexedReadHandler(routes.listListings, ({ query }) => listListings(query));

@@ -1,5 +1,5 @@
 import { listSales } from '@hatchery/core/indexer/sales-read';
 import * as routes from '../routes/indexed';
-import { listHandler } from './list-handler';
+import { indexedReadHandler } from './indexed-read-handler';
 
-export const handler = listHandler(routes.listSales, ({ query }) => listSales(query));
+export const handler = indexedReadHandler(routes.listSales, ({ query }) => listSales(query));

@@ -1,6 +1,6 @@
 import { AppError } from '@hatchery/core/errors';
 import { getPaths } from '../get-paths';
-import { notFound } from '../routes/foundation';
+import { notFound } from '../routes/catch-all';
 import { httpHandler } from './handler';
 
 const escapeRegExp = (text: string) => text.replace(/[.*+?^$()|[\]\\]/g, '\\$&');

@@ -1,5 +1,5 @@
 import { openApiJson } from '../openapi-json';
-import * as routes from '../routes/foundation';
+import * as routes from '../routes/docs';
 import { httpHandler } from './handler';
 
 /**

@@ -41,5 +41,5 @@ export const unlinkWallet = {
   problems: provisioningProblems,
 } as const satisfies HttpRoute;
 
-/** The four protected /accounts/me routes (issue: accounts). */
+/** The four protected /accounts/me routes. */
 export const accountRoutes = { getMe, requestWalletNonce, linkWallet, unlinkWallet } as const satisfies Record<string, HttpRoute>;

@@ -1,3 +1,4 @@
+import { editionsSource } from '@hatchery/core/indexer/editions';
 import { forgeRequestsSource } from '@hatchery/core/indexer/forge-requests';
 import { listingsSource } from '@hatchery/core/indexer/listings';
 import { nftsSource } from '@hatchery/core/indexer/nfts';
@@ -10,6 +11,18 @@ import { addressParams } from '../schemas';
 
 /** Every read of the indexer schema can find its minBlock not indexed yet (409) and the database unavailable (503). */
 const problems = [409, 503] as const;
+
+export const listEditions = {
+  method: 'GET',
+  path: '/editions',
+  handler: 'packages/functions/src/http/list-editions.handler',
+  auth: 'none',
+  summary: 'Editions of the catalog, paged.',
+  request: { query: pageQuerySchema },
+  list: editionsSource,
+  indexed: true,
+  problems,
+} as const satisfies HttpRoute;
 
 export const listAccountNfts = {
   method: 'GET',
@@ -93,7 +106,7 @@ export const getSummary = {
   problems,
 } as const satisfies HttpRoute;
 
-/** The public read endpoints over the indexer schema, other than /editions (issue: indexed data). */
+/** The public reads over the indexer schema besides the catalog's (listEditions). */
 export const indexedRoutes = {
   listAccountNfts,
   listListings,

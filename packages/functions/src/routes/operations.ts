@@ -12,5 +12,5 @@ export const health = {
   cacheControl: 'no-store',
 } as const satisfies HttpRoute;
 
-/** Routes for the platform team that runs the service (issue: operability). */
+/** Routes for the platform team that runs the service. */
 export const operationsRoutes = { health } as const satisfies Record<string, HttpRoute>;

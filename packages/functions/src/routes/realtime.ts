@@ -15,7 +15,7 @@ export const negotiateHub = {
   refusesOtherOrigins: true,
 } as const satisfies HttpRoute;
 
-/** HTTP routes of the realtime hub (issue: realtime). */
+/** HTTP routes of the realtime hub. */
 export const realtimeRoutes = { negotiateHub } as const satisfies Record<string, HttpRoute>;
 
 /** The WebSocket API's routes (API Gateway route keys), for the local gateway and infra/websocket.ts. */

@@ -43,7 +43,7 @@ export function withLinks(env: NodeJS.ProcessEnv, links: Links): Record<string, 
 export function parseSettings<Schema extends z.ZodMiniType>(schema: Schema, variables: Record<string, string | undefined>): z.infer<Schema> {
   const parsed = schema.safeParse(variables);
   if (!parsed.success) {
-    const problems = parsed.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`).join('; ');
+    const problems = parsed.error.issues.map((problem) => `${problem.path.join('.')}: ${problem.message}`).join('; ');
     throw new Error(`Invalid configuration: ${problems}`);
   }
   return parsed.data;

@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import type { Socket } from 'node:dgram';
 import { awsErrorShape, isThrottled } from '../aws/throttling';
 import { invocationScoped } from '../invocation';
+import { exceeds, jsonSafe, shortened } from './json-safe';
 import { metricsService } from './metrics';
 
 /**
@@ -97,10 +98,43 @@ function send(document: SubsegmentDocument): void {
       .createSocket('udp4')
       .unref()
       .on('error', () => undefined);
-    socket.send(`{"format":"json","version":1}\n${JSON.stringify(document)}`, port, host, () => undefined);
+    for (const datagram of datagrams(document)) socket.send(datagram, port, host, () => undefined);
   } catch {
     // Dropped, as the X-Ray SDK drops a segment it cannot send.
   }
+}
+
+/** A UDP datagram carries at most 65,507 bytes, and the daemon reads 64 KB at a time: a document with its header stays below both. */
+export const maxDatagramBytes = 62 * 1024;
+const datagramHeader = '{"format":"json","version":1}\n';
+
+function written(document: unknown): string {
+  try {
+    return datagramHeader + JSON.stringify(document);
+  } catch {
+    return datagramHeader + JSON.stringify(jsonSafe(document));
+  }
+}
+
+/**
+ * The document in one datagram. One that would not fit (an error's message
+ * of 64 KB, a large field) would be refused whole, and with it the
+ * invocation's every call: its long strings are cut instead, shorter each
+ * round, never as short as an id; and when even that is not enough, its calls
+ * go in documents of their own, naming it as their parent, as the calls
+ * beyond the embedded ones do.
+ */
+function datagrams(document: SubsegmentDocument): string[] {
+  const whole = written(document);
+  if (!exceeds(whole, maxDatagramBytes)) return [whole];
+  const safe = JSON.parse(whole.slice(datagramHeader.length)) as SubsegmentDocument;
+  for (const maxChars of [8_192, 2_048, 512, 128]) {
+    const cut = written(shortened(safe, maxChars));
+    if (!exceeds(cut, maxDatagramBytes)) return [cut];
+  }
+  const { subsegments = [], ...alone } = safe;
+  const apart = subsegments.map((call) => ({ ...call, type: 'subsegment', trace_id: safe.trace_id, parent_id: safe.id }));
+  return [alone, ...apart].map((each) => written(shortened(each, 128, 64))).filter((datagram) => !exceeds(datagram, maxDatagramBytes));
 }
 
 /**
@@ -111,6 +145,15 @@ function send(document: SubsegmentDocument): void {
  * a failure with no answer at all (a socket's, a database's).
  */
 export function outcomeOf(failure: unknown): Pick<Subsegment, 'error' | 'throttle' | 'fault' | 'http' | 'cause'> {
+  try {
+    return readOutcome(failure);
+  } catch {
+    // A failure whose fields throw when read is still a fault of the call; the traced call rethrows it, not this.
+    return { fault: true, cause: { exceptions: [{ id: newId(), message: '[unreadable]', type: 'Error' }] } };
+  }
+}
+
+function readOutcome(failure: unknown): Pick<Subsegment, 'error' | 'throttle' | 'fault' | 'http' | 'cause'> {
   const shape = awsErrorShape(failure);
   const name = typeof shape.name === 'string' ? shape.name : 'Error';
   const message = typeof shape.message === 'string' ? shape.message : String(failure);

@@ -10,6 +10,3 @@ export function indexedReadHandler<R extends HttpRoute & { indexed: true }, T>(
 ) {
   return httpHandler(route, run, { indexedRead: indexedRead() });
 }
-
-/** A paged list of the indexer's data. */
-export const listHandler = indexedReadHandler;

@@ -2,10 +2,10 @@ import { readFile } from 'node:fs/promises';
 import { gzipSync } from 'node:zlib';
 import * as esbuild from 'esbuild';
 import { describe, expect, expectTypeOf, it } from 'vitest';
-import { buildOptions, minifiedWhole } from '../../packages/client/build.mjs';
-import { routeTypes, routeTypesFile, wireTable, wireTableFile } from '../../packages/client/scripts/generate-routes';
-import type { ServerTypes } from '../../packages/client/scripts/server-types';
-import type * as generated from '../../packages/client/src/route-types';
+import { buildOptions, minifiedWhole } from '../../../packages/client/build.mjs';
+import { routeTypes, routeTypesFile, wireTable, wireTableFile } from '../../../packages/client/scripts/generate-routes';
+import type { ServerTypes } from '../../../packages/client/scripts/server-types';
+import type * as generated from '../../../packages/client/src/route-types';
 
 describe('@hatchery/client as published', () => {
   it('is at most 10 KB min+gzip without @microsoft/signalr', async () => {

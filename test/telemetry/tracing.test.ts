@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { httpRoutes } from '@hatchery/functions/routes';
 import { client, freshCaller } from '../accounts/support';
 import { startTestStack, type TestStack } from '../support/stack';
-import { bundleHandlers, httpEvent, probe, stackBacking, tracingEnvironment, xrayDaemon, type Bundle } from './lambda';
+import { bundleHandlers, httpEvent, probe, stackBacking, tracingEnvironment, xrayDaemon, type Bundle } from '../operations/lambda';
 
 /**
  * The wallet-nonce function, bundled as deployed, run in fresh processes with

@@ -270,7 +270,7 @@ describe('the management API', () => {
   });
 
   it('knows the handler’s connection timeout, the one timeout that proves a post was never sent', async () => {
-    const { setConnectionTimeout } = await import('../../node_modules/@smithy/node-http-handler/dist-es/set-connection-timeout.js' as string);
+    const { setConnectionTimeout } = await import('../../../node_modules/@smithy/node-http-handler/dist-es/set-connection-timeout.js' as string);
     const request = Object.assign(new EventEmitter(), { destroy: () => undefined });
     const timedOut = new Promise<Error>((resolve) => setConnectionTimeout(request, resolve, 5));
     const error = await timedOut;

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { attemptBoundMs, db, query, retryDelayMs, transaction, withRetry } from '@hatchery/core/db';
+import { db, query, transaction, withRetry } from '@hatchery/core/db';
 import { toProblem } from '@hatchery/core/errors';
 import { limits } from '@hatchery/core/limits';
 import { startTestStack, type TestStack } from '../support/stack';
@@ -18,11 +18,6 @@ const terminateServiceConnections = () =>
   );
 
 describe('database access', () => {
-  it('keeps retry delays within the limit', () => {
-    const delays = Array.from({ length: limits.transientRetries }, (_, attempt) => retryDelayMs(attempt));
-    expect(Math.max(...delays)).toBeLessThanOrEqual(limits.transientMaxDelayMs);
-  });
-
   it('survives its connections being terminated by the server (57P01)', async () => {
     await Promise.all(Array.from({ length: 4 }, () => query('SELECT pg_sleep(0.01)')));
     expect(db().idleCount).toBeGreaterThan(0);
@@ -72,10 +67,5 @@ describe('database access', () => {
     expect(ms).toBeGreaterThanOrEqual(limits.database.statementTimeoutMs - 50);
     expect(ms).toBeLessThan(limits.database.queryTimeoutMs + 2_000);
     expect(toProblem(error, '/x').status).toBe(503);
-  });
-
-  // That this bound fits each deployed function's timeout is asserted on the deployed functions (test/infra/deploy.test.ts).
-  it('bounds a unit of work with its retries by unavailableWithinMs', () => {
-    expect(attemptBoundMs).toBeLessThanOrEqual(limits.database.unavailableWithinMs);
   });
 });

@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { createClient } from '../../packages/client/src/index';
-import { eventsOver, ForgeTimeoutError, type HubLike } from '../../packages/client/src/events';
+import { createClient } from '../../../packages/client/src/index';
+import { eventsOver, ForgeTimeoutError, type HubLike } from '../../../packages/client/src/events';
 
 /** A hub connection in memory: the test plays the server. */
 function fakeHub() {

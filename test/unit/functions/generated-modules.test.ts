@@ -2,7 +2,7 @@ import { readFile } from 'node:fs/promises';
 import { describe, expect, it } from 'vitest';
 import { openApiDocument } from '@hatchery/functions/openapi';
 import { openApiJson } from '@hatchery/functions/openapi-json';
-import { getPathsFile, getPathsModule, openApiJsonFile, openApiJsonModule } from '../../packages/functions/scripts/generate';
+import { getPathsFile, getPathsModule, openApiJsonFile, openApiJsonModule } from '../../../packages/functions/scripts/generate';
 
 describe('the modules generated from the route table (npm run generate -w @hatchery/functions)', () => {
   it('list the GET paths not-found.ts redirects to, as the table has them', async () => {

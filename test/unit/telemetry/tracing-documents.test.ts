@@ -2,7 +2,7 @@ import { GoneException, LimitExceededException } from '@aws-sdk/client-apigatewa
 import { ConditionalCheckFailedException, InternalServerError, ProvisionedThroughputExceededException } from '@aws-sdk/client-dynamodb';
 import { isThrottlingError } from '@smithy/core/retry';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { xrayDaemon } from './lambda';
+import { xrayDaemon } from '../../operations/lambda';
 
 /**
  * The subsegment documents platform/telemetry/tracing.ts sends the X-Ray
@@ -137,7 +137,7 @@ describe('X-Ray subsegments', () => {
 
   it("counts as a throttle exactly what the SDK's retry counts as throttling", async () => {
     const { THROTTLING_ERROR_CODES } = await import(
-      '../../node_modules/@smithy/core/dist-es/submodules/retry/service-error-classification/constants.js' as string
+      '../../../node_modules/@smithy/core/dist-es/submodules/retry/service-error-classification/constants.js' as string
     );
     const names = [
       ...(THROTTLING_ERROR_CODES as string[]),

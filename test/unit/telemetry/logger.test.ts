@@ -10,7 +10,7 @@ const run = promisify(execFile);
  * line outside them), in the environment Lambda gives a function.
  */
 async function logLines(env: Record<string, string> = {}): Promise<Record<string, unknown>[]> {
-  const { stdout } = await run(process.execPath, ['--import', 'tsx', 'test/operations/log-calls.ts'], {
+  const { stdout } = await run(process.execPath, ['--import', 'tsx', 'test/unit/telemetry/log-calls.ts'], {
     env: {
       PATH: process.env.PATH ?? '',
       AWS_LAMBDA_FUNCTION_NAME: 'calls-function',

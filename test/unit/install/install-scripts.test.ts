@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { repository } from '../support/docs';
+import { repository } from '../../support/docs';
 
 /**
  * What `npm ci` prints, as README.md's "Run it" says: no `install-scripts` notice, because package.json's

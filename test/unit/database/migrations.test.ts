@@ -10,7 +10,7 @@ import { migrationsDir, serviceSchema } from '@hatchery/core/migrate';
 import { losses, lossMarker, readMigrations, schemasNamed, statements, upStepLosses } from './migration-sql';
 
 const fixtures = new URL('./fixtures/migrations', import.meta.url).pathname;
-const deployingDocs = readFileSync(new URL('../../docs/deploying.md', import.meta.url), 'utf8');
+const deployingDocs = readFileSync(new URL('../../../docs/deploying.md', import.meta.url), 'utf8');
 
 const lossesOf = async (sql: string) => (await statements(sql)).flatMap((statement) => losses(statement.node));
 

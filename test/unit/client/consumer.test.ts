@@ -4,10 +4,10 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { build } from '../../packages/client/build.mjs';
+import { build } from '../../../packages/client/build.mjs';
 
 const run = promisify(execFile);
-const root = join(import.meta.dirname, '..', '..');
+const root = join(import.meta.dirname, '..', '..', '..');
 const tsc = join(root, 'node_modules', 'typescript', 'bin', 'tsc');
 // The npm test runs under sets npm_* variables (its prefix, its workspace) that would point this npm at the repository.
 const npmEnv = Object.fromEntries(Object.entries(process.env).filter(([name]) => !/^npm_/i.test(name)));

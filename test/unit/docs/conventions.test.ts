@@ -2,7 +2,7 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, normalize } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { healthSchema } from '@hatchery/core/health';
-import { docBlock, docPages, githubSlug, parseDoc, repository, where, type DocPage } from '../support/docs';
+import { docBlock, docPages, githubSlug, parseDoc, repository, where, type DocPage } from '../../support/docs';
 
 /**
  * A README of at most 250 lines, docs/ one page per topic, every

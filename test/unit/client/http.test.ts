@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { createClient, HatcheryProblem, retryAfterMs } from '../../packages/client/src/index';
+import { createClient, HatcheryProblem, retryAfterMs } from '../../../packages/client/src/index';
 
 const problem = (status: number, headers: Record<string, string> = {}) =>
   new Response(JSON.stringify({ title: 'Too Many Requests', status, detail: 'Slow down.', instance: '/editions' }), {

@@ -4,8 +4,8 @@ import { editionsSource } from '@hatchery/core/indexer/editions';
 import { listingsSource } from '@hatchery/core/indexer/listings';
 import { compileFilter, compileOrderBy, Params, type FieldMap } from '@hatchery/core/query/compile';
 import { parseFilter } from '@hatchery/core/query/grammar';
-import { and, escapeValue, filter, or } from '../../packages/client/src/index';
-import { filterText, orderText, type FieldsOf } from '../../packages/client/src/filter';
+import { and, escapeValue, filter, or } from '../../../packages/client/src/index';
+import { filterText, orderText, type FieldsOf } from '../../../packages/client/src/filter';
 
 /** The server's compilation of a filter: SQL text and parameters. */
 function compiled(text: string, fields: FieldMap) {

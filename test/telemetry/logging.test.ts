@@ -8,7 +8,7 @@ import { parseEmf } from '@hatchery/local/metrics';
 import { client, freshCaller, type Challenge } from '../accounts/support';
 import { docBlock, where } from '../support/docs';
 import { startTestStack, type TestStack } from '../support/stack';
-import { httpEvent as event, stackBacking } from './lambda';
+import { httpEvent as event, stackBacking } from '../operations/lambda';
 
 const run = promisify(execFile);
 
@@ -28,7 +28,7 @@ afterAll(async () => {
 
 /** Runs the invocations in a fresh process and returns its log lines, parsed, and the EMF lines apart. */
 async function invoke(invocations: { route: HttpRoute; event: APIGatewayProxyEventV2 }[], env: Record<string, string> = {}) {
-  const { stdout } = await run(process.execPath, ['--import', 'tsx', 'test/operations/invoke.ts'], {
+  const { stdout } = await run(process.execPath, ['--import', 'tsx', 'test/telemetry/invoke.ts'], {
     env: {
       PATH: process.env.PATH ?? '',
       ...stackBacking(stack),

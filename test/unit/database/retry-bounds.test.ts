@@ -1,0 +1,15 @@
+import { describe, expect, it } from 'vitest';
+import { attemptBoundMs, retryDelayMs } from '@hatchery/core/db';
+import { limits } from '@hatchery/core/limits';
+
+describe('database retries', () => {
+  it('keep their delays within the limit', () => {
+    const delays = Array.from({ length: limits.transientRetries }, (_, attempt) => retryDelayMs(attempt));
+    expect(Math.max(...delays)).toBeLessThanOrEqual(limits.transientMaxDelayMs);
+  });
+
+  // That this bound fits each deployed function's timeout is asserted on the deployed functions (test/infra/deploy.test.ts).
+  it('bound a unit of work by unavailableWithinMs', () => {
+    expect(attemptBoundMs).toBeLessThanOrEqual(limits.database.unavailableWithinMs);
+  });
+});
