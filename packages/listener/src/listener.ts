@@ -1,73 +1,18 @@
 import pg from 'pg';
-import { config } from '@hatchery/platform/config';
 import { isDatabaseUnavailable } from '@hatchery/core/errors';
-import { limits } from '@hatchery/core/limits';
-import { logger, type Logger } from '@hatchery/platform/telemetry/logger';
 import { readFreshness } from '@hatchery/core/indexer/freshness-read';
 import { notificationChannel } from '@hatchery/core/indexer/names';
-import { nextMarketVersion, tablesToRead } from '@hatchery/core/realtime/changes';
-import { connectionStore, type ConnectionStore } from '@hatchery/core/realtime/connections';
-import type { Listings } from '@hatchery/core/realtime/changes';
-import type { FanOutBudget } from '@hatchery/core/realtime/budget';
-import { deliveryLedger, type DeliveryLedger } from '@hatchery/core/realtime/ledger';
-import { managementConnections, type HubConnections } from '@hatchery/platform/aws/management';
-import { broadcaster, type DeliveryCounters } from './broadcaster';
+import { nextMarketVersion, tablesToRead, type Listings } from '@hatchery/core/realtime/changes';
+import { broadcaster } from './broadcaster';
 import { coalesce, latestOnly } from './coalesce';
 import { changeDetection } from './detection';
 import { leaderSession, sessionConfig, type Term } from './leader-session';
 import { listenerMetrics, type MeasuredRead } from './metrics';
-import { functionShards, inProcessShards, type ShardInvoker } from './shards';
-import { dynamoStateStore, type StateStore } from './state';
-import { keepSummary, type SummaryKeeper, type SummaryTiming } from './summary';
+import { listenerOptions, type ListenerOptions, type ListenerStats } from './options';
+import { keepSummary, type SummaryKeeper } from './summary';
 
 export { leaderLockKey } from './leader-session';
-
-export interface ListenerOptions {
-  databaseUrl: string;
-  /** The management API (`/@connections`) events are posted through. */
-  managementEndpoint: string;
-  /** Fallback re-read interval, also how often a standby asks for the lock. */
-  pollMs: number;
-  /** Wait after a lost or refused database connection. */
-  reconnectMs: number;
-  /** Posts in flight per lane, and so the sockets of each lane's client. */
-  fanOutConcurrency: number;
-  /** Broadcasts up to this size the listener posts itself; see limits.hub.smallAudience. */
-  smallAudience: number;
-  store: ConnectionStore;
-  /** Where the listener's own broadcast posts go. */
-  connections: HubConnections;
-  /** Where forgeFulfilled goes: a socket pool of its own, so it never queues behind a broadcast. */
-  forgeConnections: HubConnections;
-  /** Who posts a large broadcast's shards: the fan-out function when FANOUT_FUNCTION_NAME names one, else the listener itself. */
-  shards: ShardInvoker;
-  /** How many shards `shards` posts at once (the local stack's worker threads; in AWS every shard has an invocation of its own). */
-  shardConcurrency: number;
-  /** All posts' rate and the least time between broadcasts (FANOUT_POSTS_PER_SECOND, FANOUT_MIN_INTERVAL_MS). */
-  budget: FanOutBudget;
-  state: StateStore;
-  /** What the fan-out has claimed, so nothing is posted twice (core/realtime/ledger.ts). */
-  ledger: DeliveryLedger;
-  /** How often the leader sums the transparency summary's row; see limits.summaryRefresh. */
-  summary: SummaryTiming;
-  log: Logger;
-}
-
-export interface ListenerStats extends DeliveryCounters {
-  leader: boolean;
-  /** Database sessions opened (1 + reconnections). */
-  sessions: number;
-  notifications: number;
-  /** Reads of the forge requests. */
-  reads: number;
-  /** Reads of the listings snapshot. */
-  marketReads: number;
-  /** Reads that failed for a reason other than a missing table. */
-  failedReads: number;
-  /** Sums of the transparency summary stored, and those that failed. */
-  summaries: number;
-  failedSummaries: number;
-}
+export type { ListenerOptions, ListenerStats } from './options';
 
 /**
  * The long-running listener (docs/realtime.md), wired from its parts: the
@@ -113,33 +58,8 @@ export class Listener {
   );
 
   constructor(options: Partial<ListenerOptions> = {}) {
-    const managementEndpoint = options.managementEndpoint ?? config().WEBSOCKET_MANAGEMENT_ENDPOINT;
-    if (!managementEndpoint) throw new Error('The listener needs WEBSOCKET_MANAGEMENT_ENDPOINT (the WebSocket API management endpoint).');
-    const fanOutConcurrency = options.fanOutConcurrency ?? limits.hub.fanOutConcurrency;
-    const store = options.store ?? connectionStore();
-    const ledger = options.ledger ?? deliveryLedger();
-    const connections = options.connections ?? managementConnections(managementEndpoint, fanOutConcurrency, 'broadcast');
-    const log = options.log ?? logger().child({ component: 'listener' });
-    const functionName = config().FANOUT_FUNCTION_NAME;
-    this.options = {
-      databaseUrl: options.databaseUrl ?? config().DATABASE_URL,
-      managementEndpoint,
-      pollMs: options.pollMs ?? limits.listenerPollMs,
-      reconnectMs: options.reconnectMs ?? limits.listenerReconnectMs,
-      fanOutConcurrency,
-      smallAudience: options.smallAudience ?? limits.hub.smallAudience,
-      store,
-      connections,
-      forgeConnections: options.forgeConnections ?? managementConnections(managementEndpoint, fanOutConcurrency, 'forge'),
-      shards:
-        options.shards ?? (functionName ? functionShards(functionName) : inProcessShards({ store, connections, concurrency: fanOutConcurrency, log }, ledger)),
-      shardConcurrency: options.shardConcurrency ?? limits.hub.connectionShards,
-      budget: options.budget ?? { postsPerSecond: config().FANOUT_POSTS_PER_SECOND, minIntervalMs: config().FANOUT_MIN_INTERVAL_MS },
-      state: options.state ?? dynamoStateStore(),
-      ledger,
-      summary: options.summary ?? limits.summaryRefresh,
-      log,
-    };
+    this.options = listenerOptions(options);
+    const { log } = this.options;
     this.detection = changeDetection(this.options.state, log);
     this.out = broadcaster(this.options, this.metrics, this.counters);
     this.leadership = leaderSession({

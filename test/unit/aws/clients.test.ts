@@ -41,6 +41,12 @@ interface Received {
 /** How the server treats one request: answers it (at once or later), or returns 'reset' to drop the connection under it. */
 type Answer = (request: Received, response: ServerResponse) => unknown;
 
+/** The SDK's error behind a post the management API refused, as the error `failure` reads. */
+const refusedWith = (outcome: unknown) =>
+  (typeof outcome === 'object' && outcome !== null && 'error' in outcome ? outcome.error : undefined) as
+    | (Error & { code?: string; $metadata?: { attempts?: number } })
+    | undefined;
+
 const servers: Array<{ close(): void }> = [];
 afterEach(() => {
   for (const server of servers.splice(0)) server.close();
@@ -246,8 +252,9 @@ describe('the management API', () => {
       ok(response);
     });
     const paced = hubConnections(managementApiClient(`${server.url}/prod`, 4, { paced: true }));
-    const thrown = await failure(paced.post('Throttled=', frame));
-    expect(thrown?.name).toBe('TooManyRequestsException');
+    const outcome = await paced.post('Throttled=', frame);
+    expect(outcome).toMatchObject({ refused: 'throttled', retryAfterMs: 1_000 });
+    expect(refusedWith(outcome)?.name).toBe('TooManyRequestsException');
     expect(server.requests.length, 'the client did not retry it').toBe(1);
 
     const pace = pacer(1_000);
@@ -361,13 +368,17 @@ describe('the management API', () => {
   });
 
   it('retries a name that does not resolve and a refused connection', async () => {
-    const unresolved = await failure(hubConnections(managementApiClient('http://execute-api.hatchery-test.invalid/prod')).post('Dns=', frame));
+    const dns = await hubConnections(managementApiClient('http://execute-api.hatchery-test.invalid/prod')).post('Dns=', frame);
+    expect(dns, 'never sent: the fan-out may try it again').toMatchObject({ refused: 'unsent' });
+    const unresolved = refusedWith(dns);
     expect(['ENOTFOUND', 'EAI_AGAIN']).toContain(unresolved?.code);
     expect(unresolved?.$metadata?.attempts).toBe(managementSettings.maxAttempts);
 
     const server = await misbehaving((_, response) => ok(response));
     servers.splice(0).forEach((closing) => closing.close());
-    const refused = await failure(hubConnections(managementApiClient(`${server.url}/prod`)).post('Refused=', frame));
+    const closed = await hubConnections(managementApiClient(`${server.url}/prod`)).post('Refused=', frame);
+    expect(closed).toMatchObject({ refused: 'unsent' });
+    const refused = refusedWith(closed);
     expect(refused?.code).toBe('ECONNREFUSED');
     expect(refused?.$metadata?.attempts).toBe(managementSettings.maxAttempts);
   });

@@ -62,38 +62,60 @@ export interface Pacer {
 
 /** The lowest share of its target a pacer falls to, however many 429s. */
 const floorFactor = 1 / 16;
+/** How close to the rate a 429 refused the pacer climbs back quickly. */
+const cushion = 0.85;
+/** Above the cushion the rate climbs this many times slower: the quota it shares had no room there a moment ago. */
+const probeSlowdown = 6;
+
+/** What a 429 taught, as shares of the pacer's base rate: where it fell to, and where the 429 met it. */
+interface Lesson {
+  at: number;
+  from: number;
+  ceiling: number;
+}
+
+/** The share of its base a pacer may use `elapsed` ms after a lesson: quickly back to the cushion, then slowly on to 1. */
+export function recovered({ from, ceiling }: Lesson, elapsed: number): number {
+  const recovery = limits.hub.throttleRecoveryMs;
+  const resume = Math.max(from, cushion * ceiling);
+  if (elapsed <= recovery) return from + (resume - from) * (elapsed / recovery);
+  return Math.min(1, resume + (1 - resume) * ((elapsed - recovery) / (probeSlowdown * recovery)));
+}
 
 /**
- * Spaces posts at `postsPerSecond` (Infinity: as fast as they come, a
- * fan-out without a budget), letting `burst` of them through at once after a
- * quiet spell. A 429 pauses every post of this pacer (for `Retry-After` when
- * the answer gave one) and halves the rate, which then climbs back to the
- * target over `limits.hub.throttleRecoveryMs`: the quota is shared with
- * traffic the pacer cannot see, so a 429 says the share left to it is smaller
- * than it thought. Without a budget, the rate a 429 halves is the one the
- * posts were going at (over the last second). One pacer serves every post of
- * a lane for the life of its process, so what a 429 taught outlasts the shard
- * or broadcast that met it.
+ * Spaces posts at `postsPerSecond` (0: as fast as they come, a fan-out
+ * without a budget), letting `burst` of them through at once after a quiet
+ * spell. A 429 pauses every post of this pacer (for `Retry-After` when the
+ * answer gave one; the 429s of posts already in flight during that pause
+ * count as the same one) and halves the rate, which climbs back to 85 % of
+ * the rate the 429 met over `limits.hub.throttleRecoveryMs`, then on to the
+ * target six times slower: the quota is shared with traffic the pacer cannot
+ * see, so a 429 says the share left to it is smaller than it thought. Without
+ * a budget, the base a 429 halves is the rate the posts were going at (over
+ * the last second). One pacer serves every post of a lane for the life of its
+ * process, so what a 429 taught outlasts the shard or broadcast that met it.
  */
 export function pacer(postsPerSecond: number, burst = 1, now: () => number = () => performance.now()): Pacer {
   let target = postsPerSecond > 0 ? postsPerSecond : Number.POSITIVE_INFINITY;
   /** The slot of the next post; a past slot means unspent tokens, up to `burst` (all of them at first). */
   let nextAt = Number.NEGATIVE_INFINITY;
   let pausedUntil = 0;
-  /** The rate a 429 left, and the rate it climbs back by over the recovery time. */
-  let throttled: { at: number; rate: number; base: number } | undefined;
+  let lesson: Lesson | undefined;
+  /** The rate a lesson's shares are of: the target, or without one the rate the posts went at when the first 429 came. */
+  let base = target;
   let throttles = 0;
   /** When the posts of the last second went: an unbudgeted pacer's measure of the rate a 429 refused. */
   const recent: number[] = [];
-  const climbed = (at: number, { rate, base }: { rate: number; base: number }, since: number) => rate + ((at - since) / limits.hub.throttleRecoveryMs) * base;
-  const rate = (at: number) => {
-    if (throttled && climbed(at, throttled, throttled.at) >= throttled.base) throttled = undefined;
-    return throttled ? Math.min(target, climbed(at, throttled, throttled.at)) : target;
+  const factorAt = (at: number) => {
+    if (!lesson) return 1;
+    const share = recovered(lesson, at - lesson.at);
+    if (share >= 1) lesson = undefined;
+    return share;
   };
-  const factorAt = (at: number) => (throttled ? Math.min(1, rate(at) / throttled.base) : 1);
-  const slow = (at: number, factor: number) => {
-    const base = Number.isFinite(target) ? target : throttled ? throttled.base : Math.max(1, recent.filter((t) => t > at - 1000).length);
-    throttled = { at, rate: Math.max(base * floorFactor, base * factor), base };
+  const rate = (at: number) => (lesson ? Math.min(target, base * factorAt(at)) : target);
+  const learnAt = (at: number, from: number, ceiling: number) => {
+    if (!Number.isFinite(target) && !lesson) base = Math.max(1, recent.filter((t) => t > at - 1000).length);
+    lesson = { at, from: Math.max(floorFactor, from), ceiling };
   };
   return {
     async take(stopAt = Number.POSITIVE_INFINITY) {
@@ -104,7 +126,7 @@ export function pacer(postsPerSecond: number, burst = 1, now: () => number = () 
       const slot = Math.max(nextAt, at - (burst - 1) * interval, pausedUntil);
       if (slot - at >= remaining) return false;
       nextAt = slot + interval;
-      if (!Number.isFinite(target) && !throttled) {
+      if (!Number.isFinite(target) && !lesson) {
         recent.push(at);
         while (recent.length && recent[0]! <= at - 1000) recent.shift();
       }
@@ -119,21 +141,22 @@ export function pacer(postsPerSecond: number, burst = 1, now: () => number = () 
     throttled(retryAfterMs) {
       throttles++;
       const at = now();
-      slow(at, factorAt(at) / 2);
+      if (at >= pausedUntil) {
+        const met = factorAt(at);
+        learnAt(at, met / 2, met);
+      }
       pausedUntil = Math.max(pausedUntil, at + (retryAfterMs ?? limits.hub.throttlePauseMs));
     },
     setTarget(next) {
-      const at = now();
-      const factor = factorAt(at);
       target = next > 0 ? next : Number.POSITIVE_INFINITY;
-      if (throttled && Number.isFinite(target)) slow(at, factor);
+      if (Number.isFinite(target)) base = target;
     },
     get factor() {
       return factorAt(now());
     },
     learn(factor) {
       const at = now();
-      if (factor < factorAt(at)) slow(at, factor);
+      if (factor < factorAt(at)) learnAt(at, factor, Math.min(1, factor / cushion));
     },
     get throttles() {
       return throttles;

@@ -1,0 +1,62 @@
+import { describe, expect, it } from 'vitest';
+import { pacer, recovered } from '@hatchery/core/realtime/budget';
+import { limits } from '@hatchery/core/limits';
+
+const recovery = limits.hub.throttleRecoveryMs;
+
+describe('the fan-out pacer', () => {
+  it('climbs back quickly to 85 % of the rate a 429 met, then six times slower to its target', () => {
+    const lesson = { at: 0, from: 0.5, ceiling: 1 };
+    expect(recovered(lesson, 0)).toBe(0.5);
+    expect(recovered(lesson, recovery / 2)).toBeCloseTo(0.675);
+    expect(recovered(lesson, recovery)).toBeCloseTo(0.85);
+    expect(recovered(lesson, recovery + 3 * recovery)).toBeCloseTo(0.925);
+    expect(recovered(lesson, recovery + 6 * recovery)).toBe(1);
+  });
+
+  it('halves once for the 429s of posts in flight together, and again for a 429 after the pause', () => {
+    let clock = 1_000;
+    const pace = pacer(400, 1, () => clock);
+    for (let i = 0; i < 8; i++) pace.throttled(1_000);
+    expect(pace.throttles).toBe(8);
+    expect(pace.factor).toBe(0.5);
+    clock += 1_000;
+    const climbed = pace.factor;
+    expect(climbed).toBeCloseTo(0.5 + (0.85 - 0.5) * (1_000 / recovery));
+    pace.throttled(1_000);
+    expect(pace.factor).toBeCloseTo(climbed / 2);
+  });
+
+  it('keeps what a 429 taught when its target changes, and learns a lower share from another pacer', () => {
+    let clock = 0;
+    const pace = pacer(400, 1, () => clock);
+    pace.throttled();
+    pace.setTarget(100);
+    expect(pace.factor).toBe(0.5);
+    pace.learn(0.2);
+    expect(pace.factor).toBeCloseTo(0.2);
+    pace.learn(0.9);
+    expect(pace.factor).toBeCloseTo(0.2);
+    clock += recovery * 8;
+    expect(pace.factor).toBe(1);
+  });
+
+  it('refuses at once, taking no slot, a post whose slot comes after the deadline', async () => {
+    const pace = pacer(2);
+    expect(await pace.take(Date.now() + 10_000)).toBe(true);
+    const asked = performance.now();
+    expect(await pace.take(Date.now() + 100)).toBe(false);
+    expect(performance.now() - asked).toBeLessThan(50);
+    expect(await pace.take(Date.now() + 10_000)).toBe(true);
+  });
+
+  it('holds posts for a 429’s pause only when the pause ends before the deadline', async () => {
+    const pace = pacer(0);
+    pace.throttled(500);
+    const asked = performance.now();
+    expect(await pace.take(Date.now() + 200)).toBe(false);
+    expect(performance.now() - asked).toBeLessThan(50);
+    expect(await pace.take(Date.now() + 2_000)).toBe(true);
+    expect(performance.now() - asked).toBeGreaterThanOrEqual(450);
+  });
+});
