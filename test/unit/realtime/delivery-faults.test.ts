@@ -4,7 +4,8 @@ import type { AddressInfo } from 'node:net';
 import { pino } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
 import { pacer } from '@hatchery/core/realtime/budget';
-import type { ConnectionStore } from '@hatchery/core/realtime/connections';
+import { connectionStore, type ConnectionStore } from '@hatchery/core/realtime/connections';
+import { dynamoClient } from '@hatchery/platform/aws/dynamo';
 import { deliverShard, inOnePage, post, type FanOutParts } from '@hatchery/core/realtime/fan-out';
 import type { DeliveryLedger } from '@hatchery/core/realtime/ledger';
 import { hubConnections, managementApiClient, managementSettings, refusalOf } from '@hatchery/platform/aws/management';
@@ -33,7 +34,10 @@ interface ManagementApi {
   refused: number;
 }
 
-/** A management API answering each post after `latencyMs`, applying at most `perSecond` posts a second (429 with Retry-After beyond). */
+/**
+ * A management API answering each post after `latencyMs`, applying at most `perSecond` posts a second (429 with
+ * Retry-After beyond); a connection whose id starts with "Gone" is answered 410.
+ */
 async function managementApi({ latencyMs = 0, perSecond = Number.POSITIVE_INFINITY } = {}): Promise<ManagementApi> {
   const api: ManagementApi = { url: '', applied: new Map(), refused: 0 };
   let windowStart = 0;
@@ -50,6 +54,11 @@ async function managementApi({ latencyMs = 0, perSecond = Number.POSITIVE_INFINI
       api.refused++;
       response.writeHead(429, { 'content-type': 'application/json', 'x-amzn-errortype': 'LimitExceededException', 'retry-after': '1' });
       response.end(JSON.stringify({ message: 'Rate exceeded' }));
+      return;
+    }
+    if (id.startsWith('Gone')) {
+      response.writeHead(410, { 'content-type': 'application/json', 'x-amzn-errortype': 'GoneException' });
+      response.end(JSON.stringify({ message: 'Gone' }));
       return;
     }
     api.applied.set(id, (api.applied.get(id) ?? 0) + 1);
@@ -149,6 +158,34 @@ describe('posts refused by an outside throttle', () => {
     await post(inOnePage(ids(150, 'B')), frame, parts, Date.now() + 20_000);
     expect(api.refused - refusedFirst).toBeLessThanOrEqual(refusedFirst);
     expect(twice(api)).toBe(0);
+  });
+
+  it('takes a throttled DynamoDB removal of a gone connection for what it is: no pause of the posts, the connection counted gone once', async () => {
+    const api = await managementApi();
+    let deletes = 0;
+    const dynamoDb = createServer(async (request, response) => {
+      for await (const _ of request);
+      deletes++;
+      response.writeHead(400, { 'content-type': 'application/x-amz-json-1.0', 'x-amzn-errortype': 'ThrottlingException' });
+      response.end(JSON.stringify({ __type: 'com.amazonaws.dynamodb.v20120810#ThrottlingException', message: 'Rate of requests exceeds the allowed throughput.' }));
+    });
+    dynamoDb.listen(0, '127.0.0.1');
+    await once(dynamoDb, 'listening');
+    servers.push(() => {
+      dynamoDb.closeAllConnections();
+      dynamoDb.close();
+    });
+    const store = connectionStore({ client: dynamoClient({ endpoint: `http://127.0.0.1:${(dynamoDb.address() as AddressInfo).port}` }), table: 'hatchery' });
+    const pace = pacer(0);
+    const connections = hubConnections(managementApiClient(api.url, 4, { paced: true }), 4);
+    const started = performance.now();
+    const delivery = await post(inOnePage(['Gone1=', ...ids(20)]), frame, { store, connections, concurrency: 1, log, pace });
+    expect(delivery).toMatchObject({ sent: 20, gone: 1, failed: 0, skipped: 0 });
+    expect(pace.throttles).toBe(0);
+    expect(deletes).toBeGreaterThan(0);
+    // The SDK's own retries of the throttled removal (its 1 s throttling base) are all it waits: no pacer pause on top.
+    expect(performance.now() - started).toBeLessThan(5_000);
+    expect(api.applied.size).toBe(20);
   });
 
   it('tells API Gateway’s 429 and a post that never left from a failure that may hide a delivery', () => {
