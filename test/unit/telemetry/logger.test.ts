@@ -1,6 +1,6 @@
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
-import { describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it, vi } from 'vitest';
 
 const run = promisify(execFile);
 
@@ -119,5 +119,119 @@ describe('log lines', () => {
     const rest = lines.slice(1).map((pair) => pair.join(' '));
     expect(rest).toEqual(['ERROR failed', 'ERROR self-caused', 'WARN secrets', 'ERROR failed', 'ERROR self-caused', 'WARN secrets']);
     expect(messages(await logLines({ AWS_LAMBDA_LOG_LEVEL: 'ERROR' })).map(([level]) => level)).toEqual(['ERROR', 'ERROR', 'ERROR', 'ERROR']);
+  });
+});
+
+describe('a log call', () => {
+  let log: typeof import('@hatchery/platform/telemetry/logger');
+  const written: string[] = [];
+  /** The one line `call` wrote, parsed (it must be JSON), and its length in bytes. */
+  const lineOf = (call: () => void) => {
+    written.length = 0;
+    expect(call).not.toThrow();
+    expect(written).toHaveLength(1);
+    const [line] = written;
+    return { bytes: Buffer.byteLength(line!), record: JSON.parse(line!) as Record<string, unknown> };
+  };
+
+  beforeAll(async () => {
+    vi.stubEnv('LOG_LEVEL', 'info');
+    log = await import('@hatchery/platform/telemetry/logger');
+    log.useLogDestination({ write: (line) => written.push(line) });
+  });
+
+  it('never throws, and keeps the rest of the line, on what cannot be read: a getter, a toJSON, a Proxy, a revoked one, an error’s own getters', () => {
+    const throwing = (what: string) => () => {
+      throw new Error(what);
+    };
+    const trapped = new Proxy({}, { ownKeys: throwing('ownKeys'), get: throwing('get'), getPrototypeOf: throwing('getPrototypeOf') });
+    const revoked = Proxy.revocable({}, {});
+    revoked.revoke();
+    const unreadableStack = Object.defineProperty(new Error('read failed'), 'stack', { get: throwing('stack') });
+    const loop: Record<string, unknown> = { name: 'loop' };
+    loop.self = loop;
+    const cases: Array<[string, object, Record<string, unknown>]> = [
+      [
+        'a getter beside a BigInt and a cycle',
+        {
+          block: 23456789n,
+          loop,
+          get boom() {
+            return throwing('getter')();
+          },
+        },
+        { block: '23456789', loop: { name: 'loop' }, boom: '[unreadable: Error: getter]' },
+      ],
+      [
+        'a nested getter',
+        {
+          nested: {
+            get boom() {
+              return throwing('nested getter')();
+            },
+          },
+        },
+        { nested: { boom: '[unreadable: Error: nested getter]' } },
+      ],
+      ['a toJSON', { value: { toJSON: throwing('toJSON') } }, { value: '[unreadable: Error: toJSON]' }],
+      ['a Proxy among the fields', { proxy: trapped }, { proxy: '[unreadable: Error: getPrototypeOf]' }],
+      ['a revoked Proxy', { proxy: revoked.proxy }, { proxy: expect.stringContaining('[unreadable: TypeError') }],
+      ['an error with a stack that throws', { err: unreadableStack }, { err: { name: 'Error', message: 'read failed', stack: '[unreadable: Error: stack]' } }],
+    ];
+    for (const [what, fields, expected] of cases) {
+      // Its properties copied as they are, getters included, beside one that reads fine.
+      const withKept = Object.defineProperties({ kept: 'yes' }, Object.getOwnPropertyDescriptors(fields));
+      const { record } = lineOf(() => log.logger().error(withKept, what));
+      expect(record, what).toMatchObject({ level: 'ERROR', message: what, service: 'hatchery', kept: 'yes', ...expected });
+    }
+    // The fields themselves a Proxy, or an object whose toJSON would stand for the whole line.
+    expect(lineOf(() => log.logger().warn(trapped, 'a Proxy as the fields')).record).toMatchObject({
+      level: 'WARN',
+      message: 'a Proxy as the fields',
+      fields: '[unreadable: Error: getPrototypeOf]',
+    });
+    expect(lineOf(() => log.logger().warn(revoked.proxy, 'a revoked Proxy as the fields')).record).toMatchObject({
+      level: 'WARN',
+      fields: expect.stringContaining('revoked'),
+    });
+    expect(lineOf(() => log.logger().info({ toJSON: () => 'not a line', kept: 'yes' }, 'toJSON')).record).toMatchObject({
+      level: 'INFO',
+      message: 'toJSON',
+      kept: 'yes',
+    });
+    expect(
+      lineOf(() =>
+        log
+          .logger()
+          .child({
+            get bound() {
+              return throwing('binding')();
+            },
+          })
+          .info('child'),
+      ).record,
+    ).toMatchObject({ message: 'child', bound: '[unreadable: Error: binding]' });
+  });
+
+  it('is cut below CloudWatch’s 256 KB, as valid JSON that says it was cut: a 1 MB field, a 300 KB message, 100,000 keys', () => {
+    const cloudWatchEventBytes = 256 * 1024;
+    const field = lineOf(() => log.logger().info({ requestId: 'r-1', body: 'x'.repeat(1024 * 1024), kept: 'yes' }, 'large field'));
+    expect(field.bytes).toBeLessThan(cloudWatchEventBytes);
+    expect(field.record).toMatchObject({ level: 'INFO', message: 'large field', service: 'hatchery', requestId: 'r-1', kept: 'yes' });
+    expect(field.record.truncated).toEqual({ originalBytes: expect.any(Number) });
+    expect((field.record.truncated as { originalBytes: number }).originalBytes).toBeGreaterThan(1024 * 1024);
+    expect(field.record.body).toMatch(/^x+… \(cut from 1048576 characters\)$/);
+
+    const message = lineOf(() => log.logger().warn({ kept: 'yes' }, 'm'.repeat(300 * 1024)));
+    expect(message.bytes).toBeLessThan(cloudWatchEventBytes);
+    expect(message.record).toMatchObject({ level: 'WARN', kept: 'yes', truncated: { originalBytes: expect.any(Number) } });
+    expect(message.record.message).toMatch(/^m+… \(cut from 307200 characters\)$/);
+
+    const keys = lineOf(() => log.logger().info({ many: Object.fromEntries(Array.from({ length: 100_000 }, (_, i) => [`key${i}`, i])) }, 'many keys'));
+    expect(keys.bytes).toBeLessThan(cloudWatchEventBytes);
+    expect(keys.record).toMatchObject({ message: 'many keys', truncated: { originalBytes: expect.any(Number) } });
+
+    const small = lineOf(() => log.logger().info({ body: 'x'.repeat(1024) }, 'small'));
+    expect(small.record).not.toHaveProperty('truncated');
   });
 });

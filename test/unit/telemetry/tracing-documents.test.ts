@@ -155,7 +155,7 @@ describe('X-Ray subsegments', () => {
       );
   });
 
-  it('never fails the traced call, nor the invocation, when a document cannot be sent: a bad port, a host that does not resolve, a datagram too large', async () => {
+  it('never fails the traced call, nor the invocation, when a document cannot be sent: a bad port, a host that does not resolve', async () => {
     vi.stubEnv('_X_AMZN_TRACE_ID', 'Root=1-6759e988-bd862e3fe1be46a994272798;Parent=53995c3f42cd8ad8;Sampled=1');
     const tooLarge = 'x'.repeat(70 * 1024);
     for (const address of ['127.0.0.1:70000', 'udp:no-such-daemon.invalid:2000', daemonAddress()]) {
@@ -167,12 +167,70 @@ describe('X-Ray subsegments', () => {
       await expect(tracing.traced('DynamoDB', async () => 'large', { namespace: 'aws', aws: { operation: 'GetItem', note: tooLarge } })).resolves.toBe('large');
       expect(() => invocation.end()).not.toThrow();
     }
-    // Only the last run reached the daemon, and of it only what fits in a datagram: the handler's document and the small call.
-    const documents = await received(2);
+    // Only the last run reached the daemon: the two calls sent apart (the large one cut to fit a datagram), then the handler's document.
+    const documents = await received(3);
     await new Promise((resolve) => setTimeout(resolve, 200));
     expect([...documents, ...daemon.documents.splice(0)].map((document) => [document.name, document.trace_id])).toEqual([
       ['postgres query', '1-6759e988-bd862e3fe1be46a994272798'],
+      ['DynamoDB', '1-6759e988-bd862e3fe1be46a994272798'],
       ['## index.handler', '1-6759e988-bd862e3fe1be46a994272798'],
     ]);
+  });
+
+  it('keeps a document too large for a datagram, an error message of 70 KB cut, its ids and the rest whole', async () => {
+    vi.stubEnv('_X_AMZN_TRACE_ID', 'Root=1-6759e988-bd862e3fe1be46a994272799;Parent=53995c3f42cd8ad8;Sampled=1');
+    const long = (name: string) => Object.assign(new Error(`${name} `.repeat(6 * 1024)), { name });
+    const invocation = tracing.startInvocationTrace();
+    await expect(tracing.traced('DynamoDB', () => Promise.reject(long('CallFailed')), { namespace: 'aws', aws: { operation: 'Query' } })).rejects.toThrow();
+    await tracing.traced('postgres query', async () => 1);
+    invocation.end(long('HandlerFailed'));
+    const [handler] = await received(1);
+    expect(handler).toMatchObject({
+      name: '## index.handler',
+      trace_id: '1-6759e988-bd862e3fe1be46a994272799',
+      parent_id: '53995c3f42cd8ad8',
+      fault: true,
+      annotations: { ColdStart: false, Service: 'hatchery' },
+    });
+    const [call, query] = handler!.subsegments as Record<string, unknown>[];
+    expect(call).toMatchObject({ name: 'DynamoDB', fault: true, aws: { operation: 'Query' } });
+    expect(query).toMatchObject({ name: 'postgres query' });
+    for (const [document, name] of [
+      [handler!, 'HandlerFailed'],
+      [call!, 'CallFailed'],
+    ] as const) {
+      const [exception] = (document.cause as { exceptions: { message: string; type: string; id: string }[] }).exceptions;
+      expect(exception!.type).toBe(name);
+      expect(exception!.id).toMatch(/^[0-9a-f]{16}$/);
+      expect(exception!.message.startsWith(`${name} ${name} `)).toBe(true);
+      expect(exception!.message).toMatch(/… \(cut from \d+ characters\)$/);
+    }
+    expect(Buffer.byteLength(JSON.stringify(handler))).toBeLessThan(tracing.maxDatagramBytes);
+  });
+
+  it('sends the embedded calls apart, naming the handler subsegment, when cutting strings cannot make its document fit', async () => {
+    vi.stubEnv('_X_AMZN_TRACE_ID', 'Root=1-6759e988-bd862e3fe1be46a99427279a;Parent=53995c3f42cd8ad8;Sampled=1');
+    // Short strings, but many of them: 50 calls of 500 table names each.
+    const tables = Array.from({ length: 500 }, (_, i) => `table-${i}`);
+    const invocation = tracing.startInvocationTrace();
+    for (let i = 0; i < tracing.embeddedSubsegments; i++)
+      await tracing.traced('DynamoDB', async () => i, { namespace: 'aws', aws: { operation: 'BatchGetItem', table_names: tables } });
+    invocation.end();
+    const documents = await received(1 + tracing.embeddedSubsegments);
+    const handler = documents.find((document) => document.name === '## index.handler')!;
+    expect(handler).toMatchObject({ trace_id: '1-6759e988-bd862e3fe1be46a99427279a', parent_id: '53995c3f42cd8ad8' });
+    expect(handler).not.toHaveProperty('subsegments');
+    const calls = documents.filter((document) => document !== handler);
+    expect(calls).toHaveLength(tracing.embeddedSubsegments);
+    for (const call of calls) {
+      expect(call).toMatchObject({
+        type: 'subsegment',
+        name: 'DynamoDB',
+        parent_id: handler.id,
+        trace_id: handler.trace_id,
+        aws: { operation: 'BatchGetItem' },
+      });
+      expect((call.aws as { table_names: string[] }).table_names.at(-1)).toBe('… (436 more)');
+    }
   });
 });

@@ -101,7 +101,7 @@ export function shortened(value: unknown, maxChars: number, maxEntries = Number.
   return kept;
 }
 
-/** Bytes of `text` in UTF-8; counted only when it could be over `limit`. */
+/** Whether `text` takes more than `limit` bytes in UTF-8; its bytes are counted only when its length says it could. */
 export function exceeds(text: string, limit: number): boolean {
   return text.length * 3 > limit && Buffer.byteLength(text) > limit;
 }

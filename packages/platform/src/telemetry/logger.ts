@@ -1,6 +1,7 @@
 import { LogFormatter, LogItem, LogLevel, Logger as PowertoolsLogger } from '@aws-lambda-powertools/logger';
 import type { LogAttributes, UnformattedAttributes } from '@aws-lambda-powertools/logger/types';
 import { writeLine } from '../stdout';
+import { exceeds, jsonSafe, shortened } from './json-safe';
 
 /** What identifies the invocation in every line logged while it runs, from whichever module logs it. */
 export interface LogContext {
@@ -64,7 +65,10 @@ class ServiceLogFormatter extends LogFormatter {
         xray_trace_id: attributes.xRayTraceId,
       },
     }).addAttributes(fields);
-    redact(item.getAttributes());
+    const written = item.getAttributes();
+    // A toJSON among the fields would stand in for the whole line when it is written.
+    if ('toJSON' in written) delete written.toJSON;
+    redact(written);
     return item;
   }
 }
@@ -94,25 +98,73 @@ class ServiceLogger extends PowertoolsLogger {
   // No private members: Powertools prints its first lines (a warning about the level) from its constructor, before a subclass's are set.
   protected override printLog(_level: number, log: LogItem): void {
     log.prepareForPrint();
-    const line = `${serialize(log.getAttributes(), this.getJsonReplacer())}\n`;
-    if (destination) destination.write(line);
-    else writeLine(line);
+    const line = `${fitted(serialize(log.getAttributes(), this.getJsonReplacer()))}\n`;
+    try {
+      if (destination) destination.write(line);
+      else writeLine(line);
+    } catch {
+      // A line stdout refuses (a closed pipe) is lost; the work it describes goes on.
+    }
   }
 }
 
-/** A log call inside a `catch` must not become a new error: what the replacer cannot write (a getter that throws) leaves the line with its level and message. */
+/**
+ * A log call inside a `catch` must not become a new error: what the replacer
+ * cannot write (a toJSON or a getter that throws, a Proxy) is written
+ * instead from a copy that reads each value once, guarded (json-safe.ts),
+ * which keeps the rest of the line.
+ */
 function serialize(attributes: LogAttributes, replacer: (key: string, value: unknown) => unknown): string {
   try {
     return JSON.stringify(attributes, replacer);
-  } catch (error) {
-    return JSON.stringify({
-      level: attributes.level,
-      message: attributes.message,
-      timestamp: attributes.timestamp,
-      service: attributes.service,
-      unserializable: String(error),
-    });
+  } catch {
+    const safe: LogAttributes = {};
+    for (const [key, value] of Object.entries(attributes)) {
+      const written = jsonSafe(value);
+      if (written !== undefined) safe[key] = written as LogAttributes[string];
+    }
+    return JSON.stringify(safe);
   }
+}
+
+/**
+ * CloudWatch Logs takes events of up to 256 KB (262,144 bytes, 26 of them its
+ * own): a longer line would not arrive whole, and what did would not be JSON.
+ * A line stops well short of that.
+ */
+const maxLineBytes = 240 * 1024;
+
+/** What says whose line it is, kept when everything else has to go. */
+const headKeys = [
+  'level',
+  'message',
+  'timestamp',
+  'service',
+  'cold_start',
+  'function_name',
+  'function_request_id',
+  'xray_trace_id',
+  'requestId',
+  'route',
+  'accountId',
+  'connectionId',
+];
+
+/**
+ * `line`, or when it is over maxLineBytes the same JSON with its long strings
+ * and its large arrays and objects cut, shorter each round until it fits,
+ * and `truncated` saying how long it was; at worst its head alone.
+ */
+function fitted(line: string): string {
+  if (!exceeds(line, maxLineBytes)) return line;
+  const record = JSON.parse(line) as Record<string, unknown>;
+  const truncated = { originalBytes: Buffer.byteLength(line) };
+  for (const maxChars of [16_384, 4_096, 1_024, 256]) {
+    const cut = JSON.stringify({ ...(shortened(record, maxChars, Math.max(16, maxChars / 16)) as object), truncated });
+    if (!exceeds(cut, maxLineBytes)) return cut;
+  }
+  const head = Object.fromEntries(headKeys.filter((key) => key in record).map((key) => [key, shortened(record[key], 1_024, 16)]));
+  return JSON.stringify({ ...head, truncated });
 }
 
 /**
@@ -160,12 +212,39 @@ interface LogFn {
  */
 export type Logger = Record<Level, LogFn> & { child(bindings: Record<string, unknown>): Logger };
 
+/** `value` as a line's fields, read once and guarded; what is no object at all goes under `fields`. */
+function safeFields(value: unknown): LogAttributes {
+  const safe = jsonSafe(value);
+  return safe !== null && typeof safe === 'object' && !Array.isArray(safe) ? (safe as LogAttributes) : { fields: safe as string };
+}
+
+/** An Error logged on its own goes under `err`; a Proxy that cannot even say whether it is one is taken as fields. */
+function underErr(fields: object): object {
+  try {
+    return fields instanceof Error ? { err: fields } : fields;
+  } catch {
+    return fields;
+  }
+}
+
+const safeMessage = (message: unknown): string => (typeof message === 'string' ? message : String(jsonSafe(message) ?? ''));
+
 function serviceLogger(bindings: Record<string, unknown>): Logger {
   const at =
     (level: Level): LogFn =>
     (fields: object | string, message?: string) => {
-      if (typeof fields === 'string') powertoolsLogger()[level](fields, bindings);
-      else powertoolsLogger()[level](message ?? '', bindings, fields instanceof Error ? { err: fields } : (fields as LogAttributes));
+      try {
+        if (typeof fields === 'string') powertoolsLogger()[level](fields, bindings);
+        else powertoolsLogger()[level](message ?? '', bindings, fields instanceof Error ? { err: fields } : (fields as LogAttributes));
+      } catch {
+        // Powertools reads the fields before the replacer does (a getter, a Proxy's traps): the line is made again from a guarded copy.
+        try {
+          if (typeof fields === 'string') powertoolsLogger()[level](fields, safeFields(bindings));
+          else powertoolsLogger()[level](safeMessage(message), safeFields(bindings), safeFields(underErr(fields)));
+        } catch {
+          // Nothing left to write the line with; the call it describes goes on.
+        }
+      }
     };
   return {
     error: at('error'),
@@ -173,7 +252,13 @@ function serviceLogger(bindings: Record<string, unknown>): Logger {
     info: at('info'),
     debug: at('debug'),
     trace: at('trace'),
-    child: (more) => serviceLogger({ ...bindings, ...more }),
+    child: (more) => {
+      try {
+        return serviceLogger({ ...bindings, ...more });
+      } catch {
+        return serviceLogger({ ...bindings, ...safeFields(more) });
+      }
+    },
   };
 }
 
