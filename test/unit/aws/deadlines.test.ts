@@ -58,6 +58,15 @@ const partOfTheBody =
     response.write(start);
   };
 
+/** A body that never stalls long enough for an idle timer to notice: a byte every 100 ms, for ever. */
+const trickle =
+  (contentType: string): Stall =>
+  (response) => {
+    response.writeHead(200, { 'content-type': contentType, 'content-length': '100000' });
+    const drip = setInterval(() => response.write(' '), 100);
+    response.on('close', () => clearInterval(drip));
+  };
+
 const pending = Symbol('still pending');
 
 /** How the call ended, and after how long; `pending` when it had not ended `giveUpMs` after it started. */
@@ -132,6 +141,17 @@ describe('a call whose answer stalls after its headers ends within its deadline 
     expect(outcome).not.toBe(pending);
     expect(outcome).toMatchObject({ name: 'TimeoutError' });
     expect(ms).toBeLessThan(deadlineMs + 1_000);
+    expect(server.requests()).toBe(1);
+  });
+
+  it('the management API: a post whose body trickles in, a byte at a time, ends at the attempt’s request timeout all the same', async () => {
+    const server = await stallingServer(trickle('application/json'));
+    const client = managementApiClient(`${server.url}/prod`);
+    const post = client.send(new PostToConnectionCommand({ ConnectionId: 'Trickled=', Data: new TextEncoder().encode('{}') }));
+    const { ms, outcome } = await timed(post, managementSettings.deadlineMs + 3_000);
+    expect(outcome).not.toBe(pending);
+    expect(outcome).toMatchObject({ name: 'TimeoutError' });
+    expect(ms).toBeLessThan(managementSettings.deadlineMs + 1_000);
     expect(server.requests()).toBe(1);
   });
 });
