@@ -1,0 +1,142 @@
+import { once } from 'node:events';
+import { createServer, request as httpRequest, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import WebSocket from 'ws';
+import { demoSizes } from '@hatchery/local/demo-data';
+import { functionShards } from '@hatchery/listener/shards';
+import { startTestStack, type TestStack } from '../support/stack';
+import { indexer, waitFor } from './support';
+
+/**
+ * A broadcast whose shard invocations Lambda times out mid-shard and the
+ * listener retries, behind an outside throttle in front of the management
+ * API: the real fan-out function in the local Lambda service's worker
+ * threads, whose timeout ends the invocation whatever it is doing, and real
+ * WebSocket clients counting every frame they receive.
+ */
+
+const RS = '\u001e';
+const timedOut = 'timed-out-fanout';
+/** The runner's timeout: the handler is told 30 s more (./shard-timeout-handler.ts). */
+const runnerTimeoutMs = 2_500;
+/** The outside throttle: posts a second the proxy lets through, 429 beyond. */
+const allowedPerSecond = 20;
+
+let stack: TestStack;
+let writes: ReturnType<typeof indexer>;
+let proxy: Server;
+let target = '';
+let refused = 0;
+const sockets: WebSocket[] = [];
+/** Every marketChanged frame each client received, by its version. */
+const received: Array<Map<number, number>> = [];
+
+/** A management API proxy allowing `allowedPerSecond` posts a second (429 with Retry-After beyond), forwarding the rest to the stack. */
+async function throttlingProxy(): Promise<string> {
+  let windowStart = 0;
+  let inWindow = 0;
+  proxy = createServer(async (request, response) => {
+    const chunks: Buffer[] = [];
+    for await (const chunk of request) chunks.push(chunk as Buffer);
+    const now = performance.now();
+    if (now - windowStart >= 1_000) {
+      windowStart = now;
+      inWindow = 0;
+    }
+    if (request.method === 'POST' && ++inWindow > allowedPerSecond) {
+      refused++;
+      response.writeHead(429, { 'content-type': 'application/json', 'x-amzn-errortype': 'LimitExceededException', 'retry-after': '1' });
+      response.end(JSON.stringify({ message: 'Rate exceeded' }));
+      return;
+    }
+    const upstream = httpRequest(
+      `${target}${request.url}`,
+      { method: request.method, headers: { ...request.headers, host: new URL(target).host } },
+      (answer) => {
+        response.writeHead(answer.statusCode!, answer.headers);
+        answer.pipe(response);
+      },
+    );
+    upstream.on('error', () => response.destroy());
+    upstream.end(Buffer.concat(chunks));
+  });
+  proxy.listen(0, '127.0.0.1');
+  await once(proxy, 'listening');
+  return `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`;
+}
+
+/** A raw WebSocket client of the hub: the handshake, then every marketChanged counted by version. */
+async function client(): Promise<void> {
+  const counts = new Map<number, number>();
+  const socket = new WebSocket(`${stack.url.replace(/^http/, 'ws')}/hubs/events`);
+  await once(socket, 'open');
+  socket.send(`{"protocol":"json","version":1}${RS}`);
+  await once(socket, 'message');
+  socket.on('message', (data) => {
+    for (const record of data.toString().split(RS).filter(Boolean)) {
+      const message = JSON.parse(record) as { target?: string; arguments?: Array<{ version: number }> };
+      if (message.target === 'marketChanged') counts.set(message.arguments![0]!.version, (counts.get(message.arguments![0]!.version) ?? 0) + 1);
+    }
+  });
+  sockets.push(socket);
+  received.push(counts);
+}
+
+beforeAll(async () => {
+  const proxyUrl = await throttlingProxy();
+  stack = await startTestStack({
+    demoData: demoSizes.demo,
+    managementEndpoint: proxyUrl,
+    functions: { [timedOut]: { handler: 'test/realtime/shard-timeout-handler.handler', timeoutMs: runnerTimeoutMs, retries: 0 } },
+    // Every shard goes to the timed-out function, at a pace the outside throttle cannot carry.
+    listener: { smallAudience: 0, budget: { postsPerSecond: 16 * 100, minIntervalMs: 0 } },
+  });
+  target = stack.url;
+  writes = indexer(stack);
+}, 120_000);
+
+afterAll(async () => {
+  for (const socket of sockets) socket.terminate();
+  await writes?.end();
+  await stack?.stop();
+  proxy?.closeAllConnections();
+  proxy?.close();
+});
+
+describe('a shard that Lambda times out', () => {
+  it('is retried without anyone getting the frame twice: the retry resumes after what the cut-off invocation claimed', async () => {
+    for (let i = 0; i < 300; i++) await client();
+    const attemptsBefore = stack.lambda.stats();
+    // The stack's own listener hands its shards to the stack's fan-out function; this invoker is the listener's, pointed at the runner that times out.
+    const invoke = functionShards(timedOut, stack.url);
+    const frame = (version: number) => `{"type":1,"target":"marketChanged","arguments":[{"count":1,"maxBlock":"1","version":${version}}]}${RS}`;
+    const version = 1_000_001;
+    const outcomes = await Promise.all(
+      // Four shards: enough to keep both worker threads busy with invocations that time out.
+      Array.from({ length: 4 }, (_, shard) =>
+        invoke({ event: `marketChanged#${version}`, shard, frame: frame(version), postsPerSecond: 100 }).then(
+          (delivery) => ({ delivery }),
+          (error: unknown) => ({ error }),
+        ),
+      ),
+    );
+    const stats = stack.lambda.stats();
+    expect(stats.failedAttempts - attemptsBefore.failedAttempts, 'invocations timed out').toBeGreaterThan(0);
+    expect(refused, 'the outside throttle refused posts').toBeGreaterThan(0);
+    // Frames still on their way settle before the count.
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    const twice = received.filter((counts) => (counts.get(version) ?? 0) > 1).length;
+    expect(twice, 'clients that got the frame twice').toBe(0);
+    const reached = received.filter((counts) => counts.get(version) === 1).length;
+    expect(reached, 'clients the retries reached').toBeGreaterThan(0);
+    expect(outcomes.length).toBe(4);
+  }, 180_000);
+
+  it('and the listener’s own broadcasts through it reach every client at most once', async () => {
+    await writes.listToken();
+    await waitFor(() => received.some((counts) => [...counts.keys()].some((version) => version < 1_000_000)), 'a marketChanged of the listener', 60_000);
+    await new Promise((resolve) => setTimeout(resolve, 2_000));
+    for (const counts of received) for (const count of counts.values()) expect(count).toBe(1);
+  }, 120_000);
+});
