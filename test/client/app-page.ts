@@ -23,7 +23,7 @@ import { connectEvents } from '/client/events.js';
 
 document.getElementById('origin').textContent = location.origin;
 const log = (line) => { document.getElementById('log').textContent += line + '\\n'; };
-window.seen = { market: [], forge: [], restored: 0, log: [] };
+window.seen = { market: [], forge: [], restored: 0, log: [], listings: undefined };
 const note = (line) => { window.seen.log.push(line); log(line); };
 
 window.run = async ({ api, token }) => {
@@ -36,7 +36,13 @@ window.run = async ({ api, token }) => {
 
   const events = await connectEvents({ baseUrl: api, client, reconnectDelaysMs: [0, 250] });
   window.events = events;
-  events.onMarketChanged((event) => { window.seen.market.push(event); note('marketChanged (debounced) ' + JSON.stringify(event)); });
+  events.onMarketChanged(async (event) => {
+    window.seen.market.push(event);
+    note('marketChanged (debounced) ' + JSON.stringify(event));
+    // As a marketplace page does: the listings read again on each change.
+    const page = await client.api.listListings({ pageSize: 100 });
+    window.seen.listings = { totalCount: page.totalCount, tokenIds: page.items.map((item) => item.tokenId) };
+  });
   events.onForgeFulfilled((event) => { window.seen.forge.push(event); note('forgeFulfilled ' + JSON.stringify(event)); });
   events.onRestored((error) => { window.seen.restored++; note(error ? 'restore failed: ' + error : 'reconnected; subscriptions restored'); });
   await events.subscribe(wallet);

@@ -1,5 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
+import { createServer, request as httpRequest } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import type { Page } from 'playwright-core';
 import { hexToBytes, type Hex } from 'viem';
@@ -12,16 +14,62 @@ import { hasChromium, launchChromium, needsChromium, type Browser } from '../bro
 
 const root = join(import.meta.dirname, '..', '..');
 
+interface Gate {
+  url: string;
+  /** pass: forward every call; refuse: answer posts 429, as a throttle does; gone: answer posts 410, as for a connection API Gateway lost. */
+  mode: 'pass' | 'refuse' | 'gone';
+  refused: number;
+  close(): void;
+}
+
+/** The management API behind a gate the test opens and shuts, forwarding to the stack's own. */
+async function managementGate(target: () => string): Promise<Gate> {
+  const gate: Gate = { url: '', mode: 'pass', refused: 0, close: () => undefined };
+  const server = createServer(async (request, response) => {
+    const chunks: Buffer[] = [];
+    for await (const chunk of request) chunks.push(chunk as Buffer);
+    const body = Buffer.concat(chunks);
+    // The handshake answer ("{}") always goes through: the gate stands for trouble with events, not with connecting.
+    if (request.method === 'POST' && gate.mode !== 'pass' && body.toString() !== '{}\u001e') {
+      gate.refused++;
+      const [status, type] = gate.mode === 'refuse' ? [429, 'LimitExceededException'] : [410, 'GoneException'];
+      response.writeHead(status, { 'content-type': 'application/json', 'x-amzn-errortype': type });
+      response.end(JSON.stringify({ message: type }));
+      return;
+    }
+    const upstream = httpRequest(
+      `${target()}${request.url}`,
+      { method: request.method, headers: { ...request.headers, host: new URL(target()).host } },
+      (answer) => {
+        response.writeHead(answer.statusCode!, answer.headers);
+        answer.pipe(response);
+      },
+    );
+    upstream.on('error', () => response.destroy());
+    upstream.end(body);
+  });
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  gate.url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  gate.close = () => {
+    server.closeAllConnections();
+    server.close();
+  };
+  return gate;
+}
+
 describe.skipIf(!hasChromium)(`@hatchery/client in headless Chromium${needsChromium}`, () => {
   let stack: TestStack;
   let app: AppPage;
   let browser: Browser;
   let simulator: ChildProcess | undefined;
+  let gate: Gate;
 
   beforeAll(async () => {
     app = await serveAppPage();
-    // The page is another origin, allowed as a game's front end would be.
-    stack = await startTestStack({ env: { CORS_ORIGINS: app.origin } });
+    gate = await managementGate(() => stack.url);
+    // The page is another origin, allowed as a game's front end would be; the stack's posts go through the gate.
+    stack = await startTestStack({ env: { CORS_ORIGINS: app.origin }, managementEndpoint: gate.url });
     browser = await launchChromium();
   });
   afterAll(async () => {
@@ -29,6 +77,7 @@ describe.skipIf(!hasChromium)(`@hatchery/client in headless Chromium${needsChrom
     await browser?.close();
     await stack?.stop();
     await app?.close();
+    gate?.close();
   });
 
   /** `npm run simulate` against the test stack (found through its data dir): listings, sales, forge requests and fulfilments for `wallet`, one step every 250 ms. */
@@ -102,5 +151,75 @@ describe.skipIf(!hasChromium)(`@hatchery/client in headless Chromium${needsChrom
     expect(log.slice(log.indexOf('reconnected; subscriptions restored')).some((line) => line.startsWith('forgeFulfilled'))).toBe(true);
     await browser.screenshot(page, 'client-browser');
     expect(failures).toEqual([]);
+  });
+
+  it('ends on the final listings and gets each forgeFulfilled once when its posts are refused for a while, and when its connection is lost', {
+    timeout: 120_000,
+  }, async () => {
+    const page = await browser.newPage();
+    const failures: string[] = [];
+    page.on('pageerror', (error) => failures.push(String(error)));
+    await withWallet(page);
+    await page.goto(`${app.origin}/`);
+    const token = await stack.idp.signToken({ uid: `missed-${process.pid}`, email: `missed-${process.pid}@example.com`, name: 'Missed' });
+    type Seen = { forge: Array<{ requestId: string; caughtUp?: boolean }>; listings?: { totalCount: number; tokenIds: string[] }; restored: number };
+    const seen = () => page.evaluate(() => (globalThis as unknown as { seen: Seen }).seen);
+    const wallet = await page.evaluate((args) => (globalThis as unknown as { run(args: unknown): Promise<string> }).run(args), { api: stack.url, token });
+    const writes = indexer(stack);
+    try {
+      const listingsNow = async () => {
+        const body = (await (await stack.get('/marketplace/listings?pageSize=100')).json()) as { totalCount: number; items: Array<{ tokenId: string }> };
+        return { totalCount: body.totalCount, tokenIds: body.items.map((item) => item.tokenId) };
+      };
+      const onFinalListings = async () => {
+        const final = await listingsNow();
+        await page.waitForFunction((expected) => JSON.stringify((globalThis as unknown as { seen: Seen }).seen.listings) === expected, JSON.stringify(final), {
+          timeout: 60_000,
+        });
+      };
+
+      // Refused (429) for a while: the posts are tried again until the gate opens, within their deadline.
+      gate.mode = 'refuse';
+      await writes.listToken();
+      const refused = await writes.fulfilFor(wallet);
+      await new Promise((resolve) => setTimeout(resolve, 3_000));
+      expect(gate.refused).toBeGreaterThan(0);
+      gate.mode = 'pass';
+      await page.waitForFunction((id) => (globalThis as unknown as { seen: Seen }).seen.forge.some((event) => event.requestId === id), refused.requestId, {
+        timeout: 60_000,
+      });
+      await onFinalListings();
+
+      // Lost: API Gateway answers 410 for the connection, so the hub forgets it, and the client learns only when its socket closes.
+      gate.mode = 'gone';
+      await writes.listToken();
+      const missed = await writes.fulfilFor(wallet);
+      await new Promise((resolve) => setTimeout(resolve, 2_000));
+      gate.mode = 'pass';
+      const restoredBefore = (await seen()).restored;
+      for (const connection of stack.hub.connections.values()) connection.socket.close(1012, 'Service Restart');
+      await page.waitForFunction((count) => (globalThis as unknown as { seen: Seen }).seen.restored > count, restoredBefore);
+      await page.waitForFunction((id) => (globalThis as unknown as { seen: Seen }).seen.forge.some((event) => event.requestId === id), missed.requestId, {
+        timeout: 30_000,
+      });
+      await onFinalListings();
+
+      // One more, live: the stream goes on after the catch-up.
+      const live = await writes.fulfilFor(wallet);
+      await page.waitForFunction((id) => (globalThis as unknown as { seen: Seen }).seen.forge.some((event) => event.requestId === id), live.requestId, {
+        timeout: 30_000,
+      });
+      await new Promise((resolve) => setTimeout(resolve, 1_000));
+      const { forge } = await seen();
+      const ids = forge.map((event) => event.requestId);
+      expect(new Set(ids).size, 'each forgeFulfilled once').toBe(ids.length);
+      expect(ids).toEqual(expect.arrayContaining([refused.requestId, missed.requestId, live.requestId]));
+      expect(forge.find((event) => event.requestId === missed.requestId)?.caughtUp).toBe(true);
+      await browser.screenshot(page, 'client-missed-events');
+      expect(failures).toEqual([]);
+    } finally {
+      gate.mode = 'pass';
+      await writes.end();
+    }
   });
 });

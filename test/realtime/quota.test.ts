@@ -8,10 +8,11 @@ import { budgetShares, nextBroadcastAt, pacer } from '@hatchery/core/realtime/bu
 import { isThrottled, retryAfterMs } from '@hatchery/platform/aws/throttling';
 import { connectionStore } from '@hatchery/core/realtime/connections';
 import { inOnePage, post } from '@hatchery/core/realtime/fan-out';
-import type { HubConnections } from '@hatchery/platform/aws/management';
+import { refusalOf, type HubConnections } from '@hatchery/platform/aws/management';
 import { hubPath } from '@hatchery/functions/routes/realtime';
 import { startChild, type Child } from '../support/child';
 import { startTestStack, type TestStack } from '../support/stack';
+import { crowdMain, type CrowdReport as Report } from './crowd';
 import { indexer, sleep, waitFor, wallet } from './support';
 
 /**
@@ -34,99 +35,6 @@ const wallMs = () => performance.timeOrigin + performance.now();
 let stack: TestStack;
 let writes: ReturnType<typeof indexer>;
 let clients: Child;
-
-interface Report {
-  /** Connections whose last marketChanged is not the final listings. */
-  behind: number;
-  /** When the last connection had its last marketChanged (wall clock). */
-  lastArrival: number;
-  /** Frames a connection received more than once. */
-  duplicates: number;
-  /** Frames the gateway sent for a message in over the quota. */
-  throttledFrames: number;
-  /** The client process's CPU seconds so far and resident memory. */
-  cost: { cpuSeconds: number; rssMb: number };
-}
-
-/**
- * The 5,000 hub clients, in a process of their own (10,000 sockets would
- * crowd the stack's event loop): plain WebSocket clients speaking the SignalR
- * JSON handshake, keeping each connection's last marketChanged and counting
- * any frame that reaches a connection twice.
- */
-function clientMain(): void {
-  const { WebSocket: Socket } = require('ws') as typeof import('ws');
-  const separator = '\u001e';
-  const now = () => performance.timeOrigin + performance.now();
-  const sockets: import('ws').WebSocket[] = [];
-  const last: Array<{ count: number; maxBlock: string; version: number; at: number } | null> = [];
-  const seen: Array<Set<string>> = [];
-  let duplicates = 0;
-  let throttledFrames = 0;
-  const open = (url: string, index: number) =>
-    new Promise<void>((resolve, reject) => {
-      const socket = new Socket(url, { perMessageDeflate: false });
-      const fail = (error: Error) => {
-        socket.terminate();
-        reject(error);
-      };
-      socket.once('error', fail);
-      socket.once('open', () => socket.send(`{"protocol":"json","version":1}${separator}`));
-      socket.once('message', (data) => {
-        if (data.toString() !== `{}${separator}`) return fail(new Error(`handshake answered ${data.toString()}`));
-        sockets[index] = socket;
-        last[index] = null;
-        seen[index] = new Set();
-        socket.on('message', (more) => {
-          for (const record of more.toString().split(separator)) {
-            if (!record) continue;
-            if (seen[index]!.has(record)) duplicates++;
-            seen[index]!.add(record);
-            if (record.startsWith('{"message":"Too many requests"')) throttledFrames++;
-            const parsed = JSON.parse(record) as { target?: string; arguments?: Array<{ count: number; maxBlock: string; version: number }> };
-            if (parsed.target === 'marketChanged') last[index] = { ...parsed.arguments![0]!, at: now() };
-          }
-        });
-        resolve();
-      });
-    });
-  process.on('message', async (command: { cmd: string; url?: string; count?: number; final?: { count: number; maxBlock: string } }) => {
-    if (command.cmd === 'connect') {
-      let next = 0;
-      let failed = 0;
-      // A connect or handshake over the quota is refused (429, or the gateway's frame): tried again, as a client reconnects.
-      const connect = async (index: number) => {
-        for (let attempt = 0; ; attempt++) {
-          try {
-            return await open(command.url!, index);
-          } catch (error) {
-            failed++;
-            if (attempt === 20) throw error;
-            await new Promise((resolve) => setTimeout(resolve, 100 + Math.random() * 200));
-          }
-        }
-      };
-      await Promise.all(
-        Array.from({ length: 32 }, async () => {
-          while (next < command.count!) await connect(next++).catch(() => undefined);
-        }),
-      );
-      process.send!({ cmd: 'connected', connected: sockets.filter(Boolean).length, failed });
-    } else if (command.cmd === 'report') {
-      const { count, maxBlock } = command.final!;
-      const behind = last.filter((each) => !(each?.count === count && each.maxBlock === maxBlock)).length;
-      const lastArrival = Math.max(...last.map((each) => each?.at ?? Infinity));
-      // What 5,000 light clients cost this machine: the process's CPU so far and its memory.
-      const { user, system } = process.cpuUsage();
-      const cost = { cpuSeconds: (user + system) / 1e6, rssMb: process.memoryUsage().rss / 2 ** 20 };
-      process.send!({ cmd: 'report', behind, lastArrival, duplicates, throttledFrames, cost });
-    } else if (command.cmd === 'close') {
-      for (const socket of sockets) socket?.terminate();
-      process.exit(0);
-    }
-  });
-  process.send!({ cmd: 'ready' });
-}
 
 /** The watched wallet's browser: a raw SignalR client in this process, subscribed to the wallet, timing each forgeFulfilled. */
 async function watchWallet(url: string): Promise<{ arrivals: Map<string, number>; close(): void }> {
@@ -169,7 +77,7 @@ beforeAll(async () => {
   });
   writes = indexer(stack);
   await createIndexerSchema(writes.pool);
-  clients = await startChild(clientMain);
+  clients = await startChild(crowdMain);
 });
 afterAll(async () => {
   clients?.close();
@@ -291,8 +199,14 @@ describe('the local gateway’s model of the throttle', () => {
     try {
       const connections: HubConnections = {
         post: async (connectionId, data) => {
-          await sdk.send(new PostToConnectionCommand({ ConnectionId: connectionId, Data: typeof data === 'string' ? new TextEncoder().encode(data) : data }));
-          return 'sent';
+          try {
+            await sdk.send(new PostToConnectionCommand({ ConnectionId: connectionId, Data: typeof data === 'string' ? new TextEncoder().encode(data) : data }));
+            return 'sent';
+          } catch (error) {
+            const refusal = refusalOf(error);
+            if (refusal) return refusal;
+            throw error;
+          }
         },
         close: async () => undefined,
       };

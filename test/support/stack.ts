@@ -19,7 +19,7 @@ export interface TestStack extends RunningStack {
 export async function startTestStack(
   options: { demoData?: DemoSize | false; env?: Record<string, string>; functions?: Record<string, LocalFunction> } & Pick<
     StackOptions,
-    'managementEndpoint' | 'listener'
+    'managementEndpoint' | 'listener' | 'quota'
   > = {},
 ): Promise<TestStack> {
   Object.assign(process.env, { LOG_LEVEL: 'silent', IP_RATE_LIMIT_PER_SECOND: '0', ...options.env });
@@ -34,6 +34,7 @@ export async function startTestStack(
     functions: options.functions,
     managementEndpoint: options.managementEndpoint,
     listener: options.listener,
+    quota: options.quota,
   });
   const client = new pg.Pool({ connectionString: stack.databaseUrl, max: 4 });
   client.on('error', () => undefined);

@@ -69,7 +69,7 @@ export interface Events {
   onForgeFulfilled(listener: (event: ForgeFulfilledEvent) => void): () => void;
   /** After a reconnect, once the subscriptions are restored (or failed to be: the error). */
   onRestored(listener: (error?: unknown) => void): () => void;
-  /** After a catch-up read failed (the next gap, reconnect or event tries again). */
+  /** After a catch-up read failed (the wallet's next event, a gap or a reconnect reads again). */
   onCatchUpFailed(listener: (error: unknown) => void): () => void;
   /** The event, else after `timeoutMs` the forge-requests endpoint, else the caller's `pollChain`; subscribes to the address. */
   waitForForgeFulfilled(address: string, requestId: string, options?: ForgeWaitOptions): Promise<ForgeResult>;
@@ -86,6 +86,8 @@ interface ForgeStream {
   sequence?: number;
   /** Reads run one after the other: the subscription's first, then each catch-up. */
   reads: Promise<void>;
+  /** The subscription's first read has not succeeded yet: the next read only records what is fulfilled. */
+  unread: boolean;
 }
 
 /**
@@ -112,9 +114,14 @@ export function eventsOver(connection: HubLike, client: Client): Events {
   };
   const failed = (error: unknown) => catchUpFailures.forEach((listener) => listener(error));
 
-  /** The wallet's fulfilled forge requests, each raised unless known; `baseline` only records them. */
-  const readFulfilled = (address: string, stream: ForgeStream, baseline: boolean) => {
+  /**
+   * The wallet's fulfilled forge requests, each raised unless known; the
+   * subscription's first read only records them. A read that fails leaves the
+   * stream as if it had a gap, so the wallet's next event reads again.
+   */
+  const readFulfilled = (address: string, stream: ForgeStream) => {
     stream.reads = stream.reads.then(async () => {
+      const baseline = stream.unread;
       try {
         for await (const request of client.walk('listAccountForgeRequests', { address, filter: (f) => f.status.eq('Fulfilled') })) {
           const event: ForgeFulfilledEvent = {
@@ -127,7 +134,9 @@ export function eventsOver(connection: HubLike, client: Client): Events {
           if (baseline) stream.known.set(request.requestId, event);
           else raise(stream, event);
         }
+        stream.unread = false;
       } catch (error) {
+        stream.sequence = undefined;
         failed(error);
       }
     });
@@ -155,7 +164,7 @@ export function eventsOver(connection: HubLike, client: Client): Events {
     raise(stream, event);
     const gap = stream.sequence === undefined || event.sequence !== stream.sequence + 1;
     stream.sequence = event.sequence;
-    if (gap) void readFulfilled(event.buyer, stream, false);
+    if (gap) void readFulfilled(event.buyer, stream);
   }) as (payload: never) => void);
 
   connection.on('marketChanged', ((event: MarketChanged) => {
@@ -172,7 +181,7 @@ export function eventsOver(connection: HubLike, client: Client): Events {
       () => restoredListeners.forEach((listener) => listener()),
       (error: unknown) => restoredListeners.forEach((listener) => listener(error)),
     );
-    for (const [address, stream] of streams) void readFulfilled(address, stream, false);
+    for (const [address, stream] of streams) void readFulfilled(address, stream);
     void catchUpMarket();
   });
 
@@ -183,9 +192,9 @@ export function eventsOver(connection: HubLike, client: Client): Events {
       const group = address.toLowerCase();
       subscriptions.add(group);
       if (!streams.has(group)) {
-        const stream: ForgeStream = { known: new Map(), reads: Promise.resolve() };
+        const stream: ForgeStream = { known: new Map(), reads: Promise.resolve(), unread: true };
         streams.set(group, stream);
-        void readFulfilled(group, stream, true);
+        void readFulfilled(group, stream);
       }
       // While reconnecting, the restore after it does the work.
       if (connection.state === connected) {

@@ -1,0 +1,160 @@
+import { once } from 'node:events';
+import { createServer, request as httpRequest, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterEach, describe, expect, it } from 'vitest';
+import { createIndexerSchema } from '@hatchery/core/indexer/schema';
+import { hubPath } from '@hatchery/functions/routes/realtime';
+import { startChild, type Child } from '../support/child';
+import { startTestStack, type TestStack } from '../support/stack';
+import { crowdMain, type CrowdReport } from './crowd';
+import { indexer, sleep } from './support';
+
+/**
+ * 5,000 hub clients behind a throttle the stack is not told about: a proxy in
+ * front of the management endpoint (WEBSOCKET_MANAGEMENT_ENDPOINT) that
+ * answers 429 beyond its rate, as another tenant of the account's API
+ * Gateway quota would make it. With the fan-out budget off, every client
+ * still ends on the final listings; with it on, the pacers' memory keeps the
+ * 429s rare and HTTP reads, which share the stack's own quota model, almost
+ * free of them.
+ */
+const audience = 5_000;
+const runMs = 20_000;
+const wallMs = () => performance.timeOrigin + performance.now();
+
+interface Throttle {
+  url: string;
+  refused: number;
+  forwarded: number;
+  close(): void;
+}
+
+/** A token bucket of `perSecond` (and as many at once) in front of the stack's management API: 429 LimitExceededException beyond. */
+async function outsideThrottle(perSecond: number, target: () => string): Promise<Throttle> {
+  let tokens = perSecond;
+  let filledAt = performance.now();
+  const throttle = { url: '', refused: 0, forwarded: 0, close: () => undefined as void };
+  const server: Server = createServer(async (request, response) => {
+    const chunks: Buffer[] = [];
+    for await (const chunk of request) chunks.push(chunk as Buffer);
+    const now = performance.now();
+    tokens = Math.min(perSecond, tokens + ((now - filledAt) / 1000) * perSecond);
+    filledAt = now;
+    // Handshake answers ("{}") pass: the crowd's clients wait for theirs without a timeout, and the test is about events.
+    const handshake = Buffer.concat(chunks).toString() === '{}\u001e';
+    if (!handshake && tokens < 1) {
+      throttle.refused++;
+      response.writeHead(429, { 'content-type': 'application/json', 'x-amzn-errortype': 'LimitExceededException' });
+      response.end(JSON.stringify({ message: 'Too Many Requests' }));
+      return;
+    }
+    if (!handshake) tokens--;
+    throttle.forwarded++;
+    const upstream = httpRequest(
+      `${target()}${request.url}`,
+      { method: request.method, headers: { ...request.headers, host: new URL(target()).host } },
+      (answer) => {
+        response.writeHead(answer.statusCode!, answer.headers);
+        answer.pipe(response);
+      },
+    );
+    upstream.on('error', () => response.destroy());
+    upstream.end(Buffer.concat(chunks));
+  });
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  throttle.url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  throttle.close = () => {
+    server.closeAllConnections();
+    server.close();
+  };
+  return throttle;
+}
+
+let cleanup: Array<() => Promise<void> | void> = [];
+afterEach(async () => {
+  for (const step of cleanup.reverse()) await step();
+  cleanup = [];
+});
+
+/** A stack behind the outside throttle, 5,000 clients, and a listing change every 500 ms for `runMs` with 100 HTTP reads a second. */
+async function busyMarket(options: { budget: number; throttlePerSecond: number; quota?: { perSecond: number; burst: number } }) {
+  let stack: TestStack | undefined;
+  const throttle = await outsideThrottle(options.throttlePerSecond, () => stack!.url);
+  cleanup.push(() => throttle.close());
+  stack = await startTestStack({
+    demoData: false,
+    managementEndpoint: throttle.url,
+    // Passed to the listener itself: the configuration is read once per process, and this file starts two stacks.
+    listener: { budget: { postsPerSecond: options.budget, minIntervalMs: 1_000 } },
+    ...(options.quota && { quota: options.quota }),
+  });
+  const running = stack;
+  cleanup.push(() => running.stop());
+  const writes = indexer(running);
+  cleanup.push(() => writes.end());
+  await createIndexerSchema(writes.pool);
+  const crowd: Child = await startChild(crowdMain);
+  cleanup.push(() => crowd.close());
+  const { connected } = await crowd.request<{ connected: number }>(
+    { cmd: 'connect', url: `${running.url.replace('http', 'ws')}${hubPath}`, count: audience },
+    'connected',
+  );
+  expect(connected).toBe(audience);
+  await running.listener!.idle();
+  await sleep(2_000);
+  const refusedBefore = throttle.refused;
+
+  const started = Date.now();
+  const until = started + runMs;
+  const market = (async () => {
+    for (let at = started; at < until; at += 500) {
+      await sleep(Math.max(0, at - Date.now()));
+      await writes.listToken();
+    }
+  })();
+  const reads: Promise<number>[] = [];
+  for (let at = started; at < until; at += 10) {
+    await sleep(Math.max(0, at - Date.now()));
+    reads.push(running.get('/marketplace/listings?pageSize=1').then(async (response) => (await response.arrayBuffer(), response.status)));
+  }
+  await market;
+  const statuses = await Promise.all(reads);
+  const refusedDuringRun = throttle.refused - refusedBefore;
+  const quietAt = wallMs();
+  const final = await writes.snapshot();
+  const report = () => crowd.request<CrowdReport>({ cmd: 'report', final }, 'report');
+  let outcome = await report();
+  for (const deadline = quietAt + 90_000; outcome.behind > 0 && wallMs() < deadline; outcome = await report()) await sleep(1_000);
+  const figures = {
+    budget: options.budget,
+    throttlePerSecond: options.throttlePerSecond,
+    refusedDuringRun,
+    reads: statuses.length,
+    reads429: statuses.filter((status) => status === 429).length,
+    behind: outcome.behind,
+    duplicates: outcome.duplicates,
+    finalAfterQuietMs: Math.round(outcome.lastArrival - quietAt),
+    listener: running.listener!.stats(),
+  };
+  console.log(JSON.stringify(figures));
+  return figures;
+}
+
+describe('5,000 clients behind an outside throttle on the management API', () => {
+  it('budget off, 1,000 posts a second let through: every client ends on the final listings, none gets a frame twice', async () => {
+    const figures = await busyMarket({ budget: 0, throttlePerSecond: 1_000 });
+    expect(figures.refusedDuringRun, 'the throttle refused posts').toBeGreaterThan(0);
+    expect(figures.behind).toBe(0);
+    expect(figures.duplicates).toBe(0);
+  }, 300_000);
+
+  it('budget 500, 250 posts a second let through: 429s stay rare, HTTP reads almost never see one, every client ends on the final listings', async () => {
+    const figures = await busyMarket({ budget: 500, throttlePerSecond: 250, quota: { perSecond: 1_000, burst: 500 } });
+    // Half of what a pacer that forgot its 429s met over 30 s (137), scaled to this run's 20 s.
+    expect(figures.refusedDuringRun).toBeLessThanOrEqual(Math.round((137 / 2) * (runMs / 30_000)));
+    expect(figures.reads429 / figures.reads).toBeLessThan(0.01);
+    expect(figures.behind).toBe(0);
+    expect(figures.duplicates).toBe(0);
+  }, 300_000);
+});
