@@ -33,7 +33,7 @@ interface Throttle {
 async function outsideThrottle(perSecond: number, target: () => string): Promise<Throttle> {
   let tokens = perSecond;
   let filledAt = performance.now();
-  const throttle = { url: '', refused: 0, forwarded: 0, close: () => undefined as void };
+  const throttle: Throttle = { url: '', refused: 0, forwarded: 0, close: () => undefined };
   const server: Server = createServer(async (request, response) => {
     const chunks: Buffer[] = [];
     for await (const chunk of request) chunks.push(chunk as Buffer);
