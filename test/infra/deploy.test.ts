@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { configSchema, loadConfig } from '@hatchery/platform/config';
-import { attemptBoundMs } from '@hatchery/core/db';
+import { attemptBoundMs, databaseLimits } from '@hatchery/core/db';
 import { createTableInput, tableDefinition } from '@hatchery/core/dynamo/table';
 import { limits } from '@hatchery/core/limits';
 import { createMetrics, listenerDocuments, metricCatalog, setEmfSink, type MetricName } from '@hatchery/platform/telemetry/metrics';
@@ -243,8 +243,8 @@ describe('every function', () => {
   it('gives each request’s retries and the token check room to answer inside the function’s timeout', () => {
     // The JWKS fetch (3 s) and the rest of the request besides the database's bound.
     for (const fn of deployedFunctions(deployed('dev')).filter((each) => !['Migrator', 'FanOut'].includes(each.id))) {
-      expect(attemptBoundMs).toBeLessThanOrEqual(limits.database.unavailableWithinMs);
-      expect(limits.database.unavailableWithinMs + 3_000, fn.id).toBeLessThan(fn.lambda.timeout * 1000);
+      expect(attemptBoundMs).toBeLessThanOrEqual(databaseLimits.unavailableWithinMs);
+      expect(databaseLimits.unavailableWithinMs + 3_000, fn.id).toBeLessThan(fn.lambda.timeout * 1000);
     }
   });
 
