@@ -9,7 +9,8 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { configSchema, loadConfig } from '@hatchery/platform/config';
+import { configSchema } from '@hatchery/platform/config';
+import { readSettings } from '@hatchery/platform/config/environment';
 import { attemptBoundMs, databaseLimits } from '@hatchery/core/db';
 import { createTableInput, tableDefinition } from '@hatchery/core/dynamo/table';
 import { limits } from '@hatchery/core/limits';
@@ -113,7 +114,7 @@ function lambdaConfig(fn: DeployedFunction) {
   try {
     execFileSync('unzip', ['-q', fn.build.zip, 'resource.enc', '-d', dir]);
     const sealed = readFileSync(`${dir}/${fn.environment.SST_KEY_FILE}`);
-    return loadConfig(fn.environment, openSealedLinks(sealed, fn.environment.SST_KEY!));
+    return readSettings(configSchema, fn.environment, openSealedLinks(sealed, fn.environment.SST_KEY!));
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
@@ -372,7 +373,7 @@ const containerLinks = (env: Record<string, string>) =>
   );
 const listenerConfig = (result: DeployResult) => {
   const env = listenerEnvironment(result);
-  return loadConfig(env, containerLinks(env));
+  return readSettings(configSchema, env, containerLinks(env));
 };
 
 interface MetricFilter {

@@ -3,7 +3,7 @@ import { accountsSchema } from './config/accounts';
 import { awsSchema } from './config/aws';
 import { databaseSchema } from './config/database';
 import { edgeSchema } from './config/edge';
-import { type Links, parseSettings, settingsReader, sstLinks, withLinks } from './config/environment';
+import { settingsReader } from './config/environment';
 import { fanOutSchema } from './config/fan-out';
 import { identitySchema } from './config/identity';
 import { requestsSchema } from './config/requests';
@@ -30,11 +30,6 @@ export const configSchema = z.object({
 });
 
 export type Config = z.infer<typeof configSchema>;
-
-/** The whole configuration of `env` and `links` (by default, this process's), or an error naming every variable that is wrong. */
-export function loadConfig(env: NodeJS.ProcessEnv = process.env, links: Links = sstLinks()): Config {
-  return parseSettings(configSchema, withLinks(env, links));
-}
 
 /** The whole configuration, validated once per process. */
 export const config = settingsReader(configSchema);

@@ -49,6 +49,11 @@ export function parseSettings<Schema extends z.ZodMiniType>(schema: Schema, vari
   return parsed.data;
 }
 
+/** The settings `schema` reads from `env` and `links` (by default, this process's), or an error naming every one that is wrong. */
+export function readSettings<Schema extends z.ZodMiniType>(schema: Schema, env: NodeJS.ProcessEnv = process.env, links: Links = sstLinks()): z.infer<Schema> {
+  return parseSettings(schema, withLinks(env, links));
+}
+
 /**
  * One group of settings, validated on first read and kept for the process.
  * A function builds the schemas of the groups its code reads and no others:
@@ -57,7 +62,7 @@ export function parseSettings<Schema extends z.ZodMiniType>(schema: Schema, vari
 export function settingsReader<Schema extends z.ZodMiniType>(schema: Schema): () => z.infer<Schema> {
   let cached: z.infer<Schema> | undefined;
   return () => {
-    cached ??= parseSettings(schema, withLinks(process.env, sstLinks()));
+    cached ??= readSettings(schema);
     return cached;
   };
 }
