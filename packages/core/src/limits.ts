@@ -1,7 +1,4 @@
-/**
- * The limits of the HTTP API, the indexer's reads, the listener and the hub (docs/http-api.md and docs/realtime.md
- * name them). Other areas keep theirs beside what they limit: accounts/limits.ts, db.ts, errors.ts, health-check.ts.
- */
+/** The limits of the HTTP API, the indexer's reads, the listener and the hub (docs/http-api.md and docs/realtime.md name them). */
 export const limits = {
   page: { min: 1, max: 200, default: 1 },
   pageSize: { min: 1, max: 100, default: 20 },
