@@ -3,13 +3,11 @@ import { accountsSchema } from './config/accounts';
 import { awsSchema } from './config/aws';
 import { databaseSchema } from './config/database';
 import { edgeSchema } from './config/edge';
-import { settingsReader } from './config/environment';
+import { linkedResources as links, settingsReader } from './config/environment';
 import { fanOutSchema } from './config/fan-out';
 import { identitySchema } from './config/identity';
 import { requestsSchema } from './config/requests';
 import { telemetrySchema } from './config/telemetry';
-
-export { linkedResources } from './config/environment';
 
 /**
  * Every environment variable the service reads, one group per file of
@@ -33,3 +31,6 @@ export type Config = z.infer<typeof configSchema>;
 
 /** The whole configuration, validated once per process. */
 export const config = settingsReader(configSchema);
+
+/** The SST resources infra/ links; the type check fails here if one is for a variable the configuration does not read. */
+export const linkedResources: Exclude<keyof typeof links, keyof Config> extends never ? typeof links : never = links;

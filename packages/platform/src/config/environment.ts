@@ -1,5 +1,4 @@
 import { Resource } from 'sst/resource';
-import type { Config } from '../config';
 import type * as z from '../schema';
 
 /**
@@ -14,7 +13,7 @@ export const linkedResources = {
   DYNAMODB_TABLE: { name: 'Table', property: 'name' },
   ORIGIN_VERIFY_SECRET: { name: 'OriginVerify', property: 'value' },
   FANOUT_FUNCTION_NAME: { name: 'FanOut', property: 'name' },
-} as const satisfies Partial<Record<keyof Config, { name: string; property: string }>>;
+} as const;
 
 export type Links = Readonly<Record<string, unknown>>;
 
