@@ -2,9 +2,15 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { databaseSettings } from '@hatchery/platform/config/database';
 import { isTransient, retryDelayMs } from '@hatchery/core/db';
-import { limits } from '@hatchery/core/limits';
 import { migrate } from '@hatchery/core/migrate';
 import { migrationsBundleDir } from './bundle-layout';
+
+/**
+ * How long the migrator keeps trying to reach the database: RDS Proxy accepts
+ * connections a while before its first target registers. Inside the
+ * migrator's 5-minute timeout (infra/functions.ts).
+ */
+export const migrationConnectWindowMs = 4 * 60_000;
 
 /**
  * Applies the migrations, trying again while the database is unreachable or
@@ -33,6 +39,6 @@ export async function migrateWhenReachable(apply: () => Promise<void>, windowMs:
  */
 export const handler = async (): Promise<{ migrated: true; attempts: number }> => {
   const dir = join(process.env.LAMBDA_TASK_ROOT ?? process.cwd(), migrationsBundleDir);
-  const attempts = await migrateWhenReachable(() => migrate(databaseSettings().DATABASE_URL, dir), limits.migrationConnectWindowMs);
+  const attempts = await migrateWhenReachable(() => migrate(databaseSettings().DATABASE_URL, dir), migrationConnectWindowMs);
   return { migrated: true, attempts };
 };

@@ -2,7 +2,7 @@ import { createHmac, createPublicKey, type JsonWebKey } from 'node:crypto';
 import { request as httpRequest, type IncomingHttpHeaders, type IncomingMessage } from 'node:http';
 import { base64url, exportJWK, generateKeyPair, importJWK, SignJWT, type CryptoKey, type JWK, type JWTPayload } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { limits } from '@hatchery/core/limits';
+import { accountLimits } from '@hatchery/core/accounts/limits';
 import { startTestStack, type TestStack } from '../support/stack';
 import { call } from './support';
 
@@ -111,7 +111,7 @@ describe('valid tokens', () => {
   });
 
   it('allows the named clock skew: iat and auth_time a little ahead of this clock are accepted', async () => {
-    const ahead = now() + limits.tokenClockSkewSeconds - 10;
+    const ahead = now() + accountLimits.tokenClockSkewSeconds - 10;
     const reply = await me(await forge('within-skew', { claims: { iat: ahead, auth_time: ahead } }));
     expect(reply.status).toBe(200);
     expect(reply.body.id).toBe('within-skew');
@@ -152,10 +152,10 @@ describe('missing or invalid tokens: 401, WWW-Authenticate: Bearer, and no accou
     ['empty user_id and sub', (uid) => forge(uid, { claims: { user_id: '', sub: '' } })],
     ['no expiry', (uid) => forge(uid, { claims: { exp: undefined } })],
     // Firebase's rules beyond the library's: iat and auth_time in the past (beyond the allowed skew), sub a non-empty string.
-    ['iat in the future', (uid) => forge(uid, { claims: { iat: now() + limits.tokenClockSkewSeconds + 60 } })],
+    ['iat in the future', (uid) => forge(uid, { claims: { iat: now() + accountLimits.tokenClockSkewSeconds + 60 } })],
     ['no iat', (uid) => forge(uid, { claims: { iat: undefined } })],
     ['iat not a number', (uid) => forge(uid, { claims: { iat: String(now()) } })],
-    ['auth_time in the future', (uid) => forge(uid, { claims: { auth_time: now() + limits.tokenClockSkewSeconds + 60 } })],
+    ['auth_time in the future', (uid) => forge(uid, { claims: { auth_time: now() + accountLimits.tokenClockSkewSeconds + 60 } })],
     ['no auth_time', (uid) => forge(uid, { claims: { auth_time: undefined } })],
     ['auth_time not a number', (uid) => forge(uid, { claims: { auth_time: 'yesterday' } })],
     ['no sub, though user_id is set', (uid) => forge(uid, { claims: { sub: undefined } })],

@@ -1,9 +1,10 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { limits } from '@hatchery/core/limits';
 import { client, freshCaller, type Reply } from '../accounts/support';
 import { startTestStack, type TestStack } from '../support/stack';
+import { databaseLimits } from '@hatchery/core/db';
+import { unavailableRetryAfterSeconds } from '@hatchery/core/errors';
 
 /**
  * A database that accepts connections but never answers: the test cluster's
@@ -66,8 +67,8 @@ async function timed(request: () => Promise<Reply<unknown>>): Promise<{ reply: R
 }
 
 const address = `0x${'ab'.repeat(20)}`;
-/** Generous for a shared 2-core machine: the design bound is limits.database.unavailableWithinMs (5 s). */
-const boundMs = 2 * limits.database.unavailableWithinMs;
+/** Generous for a shared 2-core machine: the design bound is databaseLimits.unavailableWithinMs (5 s). */
+const boundMs = 2 * databaseLimits.unavailableWithinMs;
 
 describe('a frozen database', () => {
   it('answers 503 problem+json with Retry-After within seconds on protected and public endpoints, loses nothing, and recovers by itself', async () => {
@@ -101,7 +102,7 @@ describe('a frozen database', () => {
         for (const { name, reply, ms } of results) {
           expect(reply.status, `${name} (${round})`).toBe(503);
           expect(reply.headers.get('content-type')).toBe('application/problem+json');
-          expect(reply.headers.get('retry-after')).toBe(String(limits.unavailableRetryAfterSeconds));
+          expect(reply.headers.get('retry-after')).toBe(String(unavailableRetryAfterSeconds));
           expect(reply.headers.get('cache-control')).toBe('no-store');
           expect(reply.body).toMatchObject({ status: 503, title: 'Service unavailable' });
           expect(JSON.stringify(reply.body)).not.toMatch(/timeout|SELECT|127\.0\.0\.1|at .*\.ts/i);

@@ -1,7 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { db, query, transaction, withRetry } from '@hatchery/core/db';
+import { databaseLimits, db, query, transaction, withRetry } from '@hatchery/core/db';
 import { toProblem } from '@hatchery/core/errors';
-import { limits } from '@hatchery/core/limits';
 import { startTestStack, type TestStack } from '../support/stack';
 
 let stack: TestStack;
@@ -47,7 +46,7 @@ describe('database access', () => {
         throw unavailable;
       }),
     ).rejects.toBe(unavailable);
-    expect(calls).toBe(1 + limits.transientRetries);
+    expect(calls).toBe(1 + databaseLimits.transientRetries);
 
     calls = 0;
     await expect(
@@ -64,8 +63,8 @@ describe('database access', () => {
     const error = await query('SELECT pg_sleep(10)').catch((caught: unknown) => caught);
     const ms = performance.now() - started;
     expect(error).toMatchObject({ code: '57014' });
-    expect(ms).toBeGreaterThanOrEqual(limits.database.statementTimeoutMs - 50);
-    expect(ms).toBeLessThan(limits.database.queryTimeoutMs + 2_000);
+    expect(ms).toBeGreaterThanOrEqual(databaseLimits.statementTimeoutMs - 50);
+    expect(ms).toBeLessThan(databaseLimits.queryTimeoutMs + 2_000);
     expect(toProblem(error, '/x').status).toBe(503);
   });
 });

@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { limits } from '@hatchery/core/limits';
 import { call } from '../accounts/support';
 import { startTestStack, type TestStack } from '../support/stack';
+import { unavailableRetryAfterSeconds } from '@hatchery/core/errors';
+import { healthTimeoutMs } from '@hatchery/core/health-check';
 
 /** GET /health through the local gateway, with the per-IP limit on (1 a second, a burst of 2). */
 let stack: TestStack;
@@ -38,11 +39,11 @@ describe('GET /health', () => {
       expect(reply.status).toBe(503);
       expect(reply.headers.get('content-type')).toBe('application/problem+json');
       expect(reply.headers.get('cache-control')).toBe('no-store');
-      expect(reply.headers.get('retry-after')).toBe(String(limits.unavailableRetryAfterSeconds));
+      expect(reply.headers.get('retry-after')).toBe(String(unavailableRetryAfterSeconds));
       expect(reply.problem).toEqual({
         title: 'Service unavailable',
         status: 503,
-        detail: `The database did not answer within ${limits.healthTimeoutMs} ms.`,
+        detail: `The database did not answer within ${healthTimeoutMs} ms.`,
         instance: '/health',
       });
     } finally {

@@ -9,8 +9,9 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { configSchema, loadConfig } from '@hatchery/platform/config';
-import { attemptBoundMs } from '@hatchery/core/db';
+import { configSchema } from '@hatchery/platform/config';
+import { readSettings } from '@hatchery/platform/config/environment';
+import { attemptBoundMs, databaseLimits } from '@hatchery/core/db';
 import { createTableInput, tableDefinition } from '@hatchery/core/dynamo/table';
 import { limits } from '@hatchery/core/limits';
 import { createMetrics, listenerDocuments, metricCatalog, setEmfSink, type MetricName } from '@hatchery/platform/telemetry/metrics';
@@ -113,7 +114,7 @@ function lambdaConfig(fn: DeployedFunction) {
   try {
     execFileSync('unzip', ['-q', fn.build.zip, 'resource.enc', '-d', dir]);
     const sealed = readFileSync(`${dir}/${fn.environment.SST_KEY_FILE}`);
-    return loadConfig(fn.environment, openSealedLinks(sealed, fn.environment.SST_KEY!));
+    return readSettings(configSchema, fn.environment, openSealedLinks(sealed, fn.environment.SST_KEY!));
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
@@ -243,8 +244,8 @@ describe('every function', () => {
   it('gives each request’s retries and the token check room to answer inside the function’s timeout', () => {
     // The JWKS fetch (3 s) and the rest of the request besides the database's bound.
     for (const fn of deployedFunctions(deployed('dev')).filter((each) => !['Migrator', 'FanOut'].includes(each.id))) {
-      expect(attemptBoundMs).toBeLessThanOrEqual(limits.database.unavailableWithinMs);
-      expect(limits.database.unavailableWithinMs + 3_000, fn.id).toBeLessThan(fn.lambda.timeout * 1000);
+      expect(attemptBoundMs).toBeLessThanOrEqual(databaseLimits.unavailableWithinMs);
+      expect(databaseLimits.unavailableWithinMs + 3_000, fn.id).toBeLessThan(fn.lambda.timeout * 1000);
     }
   });
 
@@ -372,7 +373,7 @@ const containerLinks = (env: Record<string, string>) =>
   );
 const listenerConfig = (result: DeployResult) => {
   const env = listenerEnvironment(result);
-  return loadConfig(env, containerLinks(env));
+  return readSettings(configSchema, env, containerLinks(env));
 };
 
 interface MetricFilter {

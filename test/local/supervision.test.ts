@@ -1,8 +1,8 @@
 import { Writable } from 'node:stream';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { limits } from '@hatchery/core/limits';
 import { useLogDestination } from '@hatchery/platform/telemetry/logger';
 import { startTestStack, type TestStack } from '../support/stack';
+import { restartBackoff } from '@hatchery/local/postgres';
 
 /** The embedded PostgreSQL, killed, comes back by itself on the same data, and the service recovers. */
 const lines: Array<{ message: string; attempt?: number; delayMs?: number; pid?: number }> = [];
@@ -44,7 +44,7 @@ it('restarts a killed PostgreSQL on the same data with a growing delay, a log li
     await restarted;
     expect(stack.postgres!.pid).not.toBe(pid);
     const exited = lines.filter((line) => line.message.startsWith('PostgreSQL exited unexpectedly (signal SIGKILL)'));
-    expect(exited.at(-1)).toMatchObject({ attempt, delayMs: limits.embeddedPostgresRestart.firstDelayMs * 2 ** (attempt - 1) });
+    expect(exited.at(-1)).toMatchObject({ attempt, delayMs: restartBackoff.firstDelayMs * 2 ** (attempt - 1) });
     expect(restarts()).toHaveLength(attempt);
     expect(restarts().at(-1)).toMatchObject({ pid: stack.postgres!.pid });
   }

@@ -30,11 +30,11 @@ const edition = (name: string, rarity: number) => ({
 });
 
 /**
- * The checks of the issue "The real indexer", on one layout: Hatchery
- * started first beside a real Ponder on a real chain serves the chain's
- * state on every endpoint, pushes its events over the stock SignalR client,
- * tells how fresh its data is, reads only what each block names, and keeps
- * a client that follows docs/realtime.md right through a reorg.
+ * Hatchery beside the real indexer, on one layout: started first beside a
+ * real Ponder on a real chain, it serves the chain's state on every endpoint,
+ * pushes its events over the stock SignalR client, tells how fresh its data
+ * is, reads only what each block names, and keeps a client that follows
+ * docs/realtime.md right through a reorg.
  */
 export function besidePonderSuite(layout: Layout) {
   let setup: BesidePonder;

@@ -1,10 +1,26 @@
 import pg from 'pg';
 import { databaseSettings } from '@hatchery/platform/config/database';
 import { isDatabaseUnavailable } from './errors';
-import { limits } from './limits';
 import { logger } from '@hatchery/platform/telemetry/logger';
 import { recordDatabaseRetry, recordDatabaseTime } from '@hatchery/platform/telemetry/metrics';
 import { traced } from '@hatchery/platform/telemetry/tracing';
+
+/**
+ * Bounds on every database round trip, so that a database that accepts
+ * connections but never answers costs a request `unavailableWithinMs` at
+ * most, then a 503: well inside the HTTP functions' 15 s timeout.
+ */
+export const databaseLimits = {
+  connectTimeoutMs: 1_500,
+  /** Server side: a statement still running after this is cancelled by PostgreSQL itself (57014). */
+  statementTimeoutMs: 2_000,
+  /** Client side, above the statement timeout: catches a server that cannot even cancel (frozen, or a dead network path). */
+  queryTimeoutMs: 2_500,
+  /** A retry starts only if it can end within this much of the first attempt's start. */
+  unavailableWithinMs: 5_000,
+  transientRetries: 3,
+  transientMaxDelayMs: 5_000,
+} as const;
 
 let pool: pg.Pool | undefined;
 
@@ -16,9 +32,9 @@ export function db(): pg.Pool {
       connectionString: DATABASE_URL,
       max: DATABASE_POOL_MAX,
       ssl: DATABASE_SSL ? { rejectUnauthorized: true } : undefined,
-      connectionTimeoutMillis: limits.database.connectTimeoutMs,
-      statement_timeout: limits.database.statementTimeoutMs,
-      query_timeout: limits.database.queryTimeoutMs,
+      connectionTimeoutMillis: databaseLimits.connectTimeoutMs,
+      statement_timeout: databaseLimits.statementTimeoutMs,
+      query_timeout: databaseLimits.queryTimeoutMs,
       idleTimeoutMillis: 30_000,
     });
     // An idle client losing its server must not crash the process; the next query reconnects.
@@ -51,17 +67,17 @@ export function isUndefinedColumn(error: unknown): boolean {
 }
 
 export function retryDelayMs(attempt: number): number {
-  return Math.min(limits.transientMaxDelayMs, 100 * 2 ** attempt);
+  return Math.min(databaseLimits.transientMaxDelayMs, 100 * 2 ** attempt);
 }
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** The longest one attempt can take against a database that never answers: a connection, then the statement that hangs. */
-export const attemptBoundMs = limits.database.connectTimeoutMs + limits.database.queryTimeoutMs;
+export const attemptBoundMs = databaseLimits.connectTimeoutMs + databaseLimits.queryTimeoutMs;
 
 /** Whether another attempt, started after `delayMs`, would still end within `unavailableWithinMs` of the first one's start. */
 export function retryFits(elapsedMs: number, delayMs: number): boolean {
-  return elapsedMs + delayMs + attemptBoundMs <= limits.database.unavailableWithinMs;
+  return elapsedMs + delayMs + attemptBoundMs <= databaseLimits.unavailableWithinMs;
 }
 
 /**
@@ -84,7 +100,7 @@ async function attempts<T>(work: () => Promise<T>, started: number): Promise<T> 
     try {
       return await work();
     } catch (error) {
-      if (attempt >= limits.transientRetries || !isTransient(error)) throw error;
+      if (attempt >= databaseLimits.transientRetries || !isTransient(error)) throw error;
       if (!retryFits(performance.now() - started, retryDelayMs(attempt))) throw error;
       logger().warn({ attempt: attempt + 1, code: (error as { code?: string }).code }, 'transient database failure, retrying');
       recordDatabaseRetry();

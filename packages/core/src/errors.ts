@@ -1,10 +1,11 @@
-import { limits } from './limits';
-
 /**
  * The error kinds of the domain, and the one mapping from kind to HTTP status
  * and RFC 9457 problem details. Handlers throw these; the problem middleware
  * turns any of them (and anything else, as a generic 500) into a response.
  */
+/** What `Retry-After` asks of a client while a dependency is unavailable. */
+export const unavailableRetryAfterSeconds = 5;
+
 export type FieldErrors = Record<string, string[]>;
 
 export const errorKinds = {
@@ -76,7 +77,7 @@ export function toProblem(error: unknown, instance: string): ProblemResponse {
   // A problem is true of one moment (the database down, a limit reached), so no cache, the edge's included, may keep it.
   const headers: Record<string, string> = { 'content-type': 'application/problem+json', 'cache-control': 'no-store', ...appError?.headers };
   if (kind === 'unauthorized') headers['www-authenticate'] ??= 'Bearer';
-  if (kind === 'unavailable') headers['retry-after'] ??= String(limits.unavailableRetryAfterSeconds);
+  if (kind === 'unavailable') headers['retry-after'] ??= String(unavailableRetryAfterSeconds);
   return { status, headers, body };
 }
 

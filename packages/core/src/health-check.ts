@@ -3,16 +3,18 @@ import { AppError } from './errors';
 import type { Health } from './health';
 import type { Freshness } from './indexer/freshness';
 import { currentFreshness } from './indexer/freshness-read';
-import { limits } from './limits';
 
-const unreachable = () => new AppError('unavailable', `The database did not answer within ${limits.healthTimeoutMs} ms.`);
+/** GET /health waits this long for the database's answer before reporting it unreachable (503). */
+export const healthTimeoutMs = 1_000;
+
+const unreachable = () => new AppError('unavailable', `The database did not answer within ${healthTimeoutMs} ms.`);
 
 /**
  * GET /health: the process answers, and the database answers one trivial
  * statement within `timeoutMs`; no retry, since a health check must report
  * what it sees now. Otherwise 503.
  */
-export async function checkHealth(timeoutMs: number = limits.healthTimeoutMs): Promise<Health> {
+export async function checkHealth(timeoutMs: number = healthTimeoutMs): Promise<Health> {
   let timer: ReturnType<typeof setTimeout> | undefined;
   const ping = db().query('SELECT 1');
   // The indexer's position is reported, never a reason to fail: the database's answer above is.

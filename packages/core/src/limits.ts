@@ -1,12 +1,9 @@
-/** Every numeric limit of the service, in one place (docs/http-api.md and docs/realtime.md name them). */
+/** The limits of the HTTP API, the indexer's reads, the listener and the hub (docs/http-api.md and docs/realtime.md name them). */
 export const limits = {
   page: { min: 1, max: 200, default: 1 },
   pageSize: { min: 1, max: 100, default: 20 },
   filterLength: 500,
   orderByLength: 200,
-  challengeLifetimeMs: 5 * 60_000,
-  nonceBytes: 16,
-  nickname: { min: 3, max: 20 },
   summaryCacheMs: 30_000,
   /**
    * The leading listener's sums of the summary's row (listener/src/summary.ts): at most once per `changedMs` while
@@ -77,54 +74,10 @@ export const limits = {
     /** More new fulfilments than this in one read is the indexer back-filling history, not events anyone waits for. */
     backfillFulfilments: 1_000,
   },
-  transientRetries: 3,
-  transientMaxDelayMs: 5_000,
-  /**
-   * Bounds on every database round trip, so that a database that accepts
-   * connections but never answers costs a request `unavailableWithinMs` at
-   * most, then a 503: well inside the HTTP functions' 15 s timeout.
-   */
-  database: {
-    connectTimeoutMs: 1_500,
-    /** Server side: a statement still running after this is cancelled by PostgreSQL itself (57014). */
-    statementTimeoutMs: 2_000,
-    /** Client side, above the statement timeout: catches a server that cannot even cancel (frozen, or a dead network path). */
-    queryTimeoutMs: 2_500,
-    /** A retry starts only if it can end within this much of the first attempt's start. */
-    unavailableWithinMs: 5_000,
-  },
-  /**
-   * How long the deploy's migrator keeps trying to reach the database: RDS
-   * Proxy accepts connections a while before its first target registers. Inside
-   * the migrator's 5-minute timeout (infra/functions.ts).
-   */
-  migrationConnectWindowMs: 4 * 60_000,
-  /** GET /health waits this long for the database's answer before reporting it unreachable (503). */
-  healthTimeoutMs: 1_000,
-  /** What `Retry-After` asks of a client while a dependency is unavailable. */
-  unavailableRetryAfterSeconds: 5,
-  /** Clock skew allowed when checking that an ID token's `iat` and `auth_time` are in the past. */
-  tokenClockSkewSeconds: 60,
   /** Request bodies above this are 413; the one JSON body the API takes (link wallet) is under 300 bytes. */
   requestBodyBytes: 16 * 1024,
-  /** The local stack's supervision of its embedded PostgreSQL (docs/local-stack.md): delays double from the first to the cap. */
-  embeddedPostgresRestart: {
-    firstDelayMs: 250,
-    maxDelayMs: 5_000,
-    /** Up this long after a restart, the next failure starts the backoff over. */
-    stableAfterMs: 30_000,
-    /** A server still running this long after the fast-shutdown signal gets the immediate one. */
-    stopTimeoutMs: 10_000,
-  },
 } as const;
-
-const nicknameCharacters = 'A-Za-z0-9 _';
 
 export const patterns = {
   address: /^0x[0-9a-fA-F]{40}$/,
-  signature: /^0x[0-9a-fA-F]{130}$/,
-  nickname: new RegExp(`^[${nicknameCharacters}]{${limits.nickname.min},${limits.nickname.max}}$`),
-  /** Global: for `replace` only (a global regex's `test` is stateful). */
-  nicknameForbiddenCharacter: new RegExp(`[^${nicknameCharacters}]`, 'g'),
-  email: /^[^\s@]+@[^\s@]+\.[^\s@]+$/,
 } as const;

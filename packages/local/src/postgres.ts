@@ -7,10 +7,19 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { promisify } from 'node:util';
 import pg from 'pg';
 import { logger } from '@hatchery/platform/telemetry/logger';
-import { limits } from '@hatchery/core/limits';
 import { freePort } from './ports';
 
 const run = promisify(execFile);
+
+/** The supervision of the embedded PostgreSQL (docs/local-stack.md): restart delays double from the first to the cap. */
+export const restartBackoff = {
+  firstDelayMs: 250,
+  maxDelayMs: 5_000,
+  /** Up this long after a restart, the next failure starts the backoff over. */
+  stableAfterMs: 30_000,
+  /** A server still running this long after the fast-shutdown signal gets the immediate one. */
+  stopTimeoutMs: 10_000,
+} as const;
 
 export interface EmbeddedDatabase {
   /** Connection URL of the `postgres` database on the cluster. */
@@ -200,7 +209,7 @@ export async function startEmbeddedPostgres(options: {
   };
 
   const scheduleRestart = (why: string) => {
-    const { firstDelayMs, maxDelayMs } = limits.embeddedPostgresRestart;
+    const { firstDelayMs, maxDelayMs } = restartBackoff;
     const delayMs = Math.min(maxDelayMs, firstDelayMs * 2 ** failures);
     failures += 1;
     log.warn({ port, dataDir: databaseDir, attempt: failures, delayMs }, `PostgreSQL ${why}; restarting in ${delayMs} ms`);
@@ -218,7 +227,7 @@ export async function startEmbeddedPostgres(options: {
       server = child;
       log.warn({ port, pid: child.pid, attempt: failures }, 'PostgreSQL restarted');
       // A server that then stays up for a while starts the backoff over.
-      const stable = setTimeout(() => server === child && (failures = 0), limits.embeddedPostgresRestart.stableAfterMs);
+      const stable = setTimeout(() => server === child && (failures = 0), restartBackoff.stableAfterMs);
       stable.unref();
       for (const notify of restarted.splice(0)) notify();
     } catch (error) {
@@ -242,7 +251,7 @@ export async function startEmbeddedPostgres(options: {
       const exited = new Promise((resolve) => child.once('exit', resolve));
       // SIGINT is PostgreSQL's fast shutdown; SIGQUIT its immediate one, for a server that does not finish in time.
       child.kill('SIGINT');
-      const timeout = sleep(limits.embeddedPostgresRestart.stopTimeoutMs).then(() => 'timeout' as const);
+      const timeout = sleep(restartBackoff.stopTimeoutMs).then(() => 'timeout' as const);
       if ((await Promise.race([exited, timeout])) === 'timeout') {
         child.kill('SIGQUIT');
         await exited;
@@ -297,7 +306,7 @@ export async function stopOrphanedPostgres(dataDir: string): Promise<number | un
   }
   if (!Number.isInteger(pid) || pid <= 0 || !isAlive(pid)) return undefined;
   process.kill(pid, 'SIGINT');
-  for (let waited = 0; isAlive(pid) && waited < limits.embeddedPostgresRestart.stopTimeoutMs; waited += 100) await sleep(100);
+  for (let waited = 0; isAlive(pid) && waited < restartBackoff.stopTimeoutMs; waited += 100) await sleep(100);
   if (isAlive(pid)) process.kill(pid, 'SIGQUIT');
   return pid;
 }

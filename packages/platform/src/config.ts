@@ -3,13 +3,11 @@ import { accountsSchema } from './config/accounts';
 import { awsSchema } from './config/aws';
 import { databaseSchema } from './config/database';
 import { edgeSchema } from './config/edge';
-import { type Links, parseSettings, settingsReader, sstLinks, withLinks } from './config/environment';
+import { linkedResources as links, settingsReader } from './config/environment';
 import { fanOutSchema } from './config/fan-out';
 import { identitySchema } from './config/identity';
 import { requestsSchema } from './config/requests';
 import { telemetrySchema } from './config/telemetry';
-
-export { linkedResources } from './config/environment';
 
 /**
  * Every environment variable the service reads, one group per file of
@@ -31,10 +29,8 @@ export const configSchema = z.object({
 
 export type Config = z.infer<typeof configSchema>;
 
-/** The whole configuration of `env` and `links` (by default, this process's), or an error naming every variable that is wrong. */
-export function loadConfig(env: NodeJS.ProcessEnv = process.env, links: Links = sstLinks()): Config {
-  return parseSettings(configSchema, withLinks(env, links));
-}
-
 /** The whole configuration, validated once per process. */
 export const config = settingsReader(configSchema);
+
+/** The SST resources infra/ links; the type check fails here if one is for a variable the configuration does not read. */
+export const linkedResources: Exclude<keyof typeof links, keyof Config> extends never ? typeof links : never = links;

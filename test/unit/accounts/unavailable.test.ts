@@ -1,7 +1,7 @@
 import { generateKeyPair, SignJWT } from 'jose';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { freePort } from '@hatchery/local/ports';
-import { limits } from '@hatchery/core/limits';
+import { unavailableRetryAfterSeconds } from '@hatchery/core/errors';
 
 /**
  * When what the checks depend on cannot be reached, protected requests fail
@@ -47,6 +47,6 @@ describe('dependencies out of reach', () => {
     const error = await hitRateLimit(walletPostRateLimit(), 'u1').catch((caught: unknown) => caught);
     const problem = toProblem(error, '/accounts/me/wallet/nonce');
     expect(problem.status).toBe(503);
-    expect(problem.headers['retry-after']).toBe(String(limits.unavailableRetryAfterSeconds));
+    expect(problem.headers['retry-after']).toBe(String(unavailableRetryAfterSeconds));
   });
 });

@@ -1,15 +1,14 @@
 import { describe, expect, it } from 'vitest';
-import { attemptBoundMs, retryDelayMs } from '@hatchery/core/db';
-import { limits } from '@hatchery/core/limits';
+import { attemptBoundMs, databaseLimits, retryDelayMs } from '@hatchery/core/db';
 
 describe('database retries', () => {
   it('keep their delays within the limit', () => {
-    const delays = Array.from({ length: limits.transientRetries }, (_, attempt) => retryDelayMs(attempt));
-    expect(Math.max(...delays)).toBeLessThanOrEqual(limits.transientMaxDelayMs);
+    const delays = Array.from({ length: databaseLimits.transientRetries }, (_, attempt) => retryDelayMs(attempt));
+    expect(Math.max(...delays)).toBeLessThanOrEqual(databaseLimits.transientMaxDelayMs);
   });
 
   // That this bound fits each deployed function's timeout is asserted on the deployed functions (test/infra/deploy.test.ts).
   it('bound a unit of work by unavailableWithinMs', () => {
-    expect(attemptBoundMs).toBeLessThanOrEqual(limits.database.unavailableWithinMs);
+    expect(attemptBoundMs).toBeLessThanOrEqual(databaseLimits.unavailableWithinMs);
   });
 });

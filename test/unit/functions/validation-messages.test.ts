@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { linkWalletBodySchema } from '@hatchery/core/accounts/wire';
-import { loadConfig } from '@hatchery/platform/config';
+import { configSchema } from '@hatchery/platform/config';
+import { readSettings } from '@hatchery/platform/config/environment';
 import { AppError, type FieldErrors } from '@hatchery/core/errors';
 import { pageQuerySchema } from '@hatchery/core/query/page-query';
 import { negotiateQuerySchema } from '@hatchery/core/realtime/protocol';
@@ -49,7 +50,7 @@ describe('validation messages (zod, in English)', () => {
   });
 
   it('says what is wrong with the configuration', () => {
-    expect(() => loadConfig({ DATABASE_URL: 'not a url', DATABASE_POOL_MAX: '1.5', LOG_LEVEL: 'loud', ORIGIN_VERIFY_SECRET: 'short' })).toThrow(
+    expect(() => readSettings(configSchema, { DATABASE_URL: 'not a url', DATABASE_POOL_MAX: '1.5', LOG_LEVEL: 'loud', ORIGIN_VERIFY_SECRET: 'short' })).toThrow(
       'Invalid configuration: DATABASE_URL: Invalid URL; DATABASE_POOL_MAX: Invalid input: expected int, received number; ' +
         'LOG_LEVEL: Invalid option: expected one of "fatal"|"error"|"warn"|"info"|"debug"|"trace"|"silent"; ' +
         'ORIGIN_VERIFY_SECRET: Too small: expected string to have >=16 characters',

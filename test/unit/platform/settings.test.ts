@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { configSchema, loadConfig } from '@hatchery/platform/config';
+import { configSchema } from '@hatchery/platform/config';
 import { accountsSchema } from '@hatchery/platform/config/accounts';
 import { awsSchema } from '@hatchery/platform/config/aws';
 import { databaseSchema } from '@hatchery/platform/config/database';
 import { edgeSchema } from '@hatchery/platform/config/edge';
-import { parseSettings } from '@hatchery/platform/config/environment';
+import { parseSettings, readSettings } from '@hatchery/platform/config/environment';
 import { fanOutSchema } from '@hatchery/platform/config/fan-out';
 import { identitySchema } from '@hatchery/platform/config/identity';
 import { requestsSchema } from '@hatchery/platform/config/requests';
@@ -27,13 +27,13 @@ describe('the settings, by group', () => {
       CORS_ALLOWED_HOST_SUFFIXES: [],
     });
     expect(() => parseSettings(fanOutSchema, env)).toThrow('Invalid configuration: FANOUT_POSTS_PER_SECOND: Invalid input: expected number, received NaN');
-    expect(() => loadConfig(env, {})).toThrow(/^Invalid configuration: FANOUT_POSTS_PER_SECOND/);
+    expect(() => readSettings(configSchema, env, {})).toThrow(/^Invalid configuration: FANOUT_POSTS_PER_SECOND/);
   });
 
   it("take a linked variable from SST's links when the environment leaves it unset, and the environment's value when it is set", () => {
     const links = { DatabaseUrl: { value: 'postgres://linked.example.test/hatchery' }, Table: { name: 'stage-table' } };
-    expect(loadConfig({}, links)).toMatchObject({ DATABASE_URL: 'postgres://linked.example.test/hatchery', DYNAMODB_TABLE: 'stage-table' });
-    expect(loadConfig({ DYNAMODB_TABLE: 'mine' }, links).DYNAMODB_TABLE).toBe('mine');
+    expect(readSettings(configSchema, {}, links)).toMatchObject({ DATABASE_URL: 'postgres://linked.example.test/hatchery', DYNAMODB_TABLE: 'stage-table' });
+    expect(readSettings(configSchema, { DYNAMODB_TABLE: 'mine' }, links).DYNAMODB_TABLE).toBe('mine');
   });
 
   // A function that imported the whole configuration would build every group's schemas at each cold start.

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { AppError } from '../errors';
 import { accountsSettings } from '@hatchery/platform/config/accounts';
 import { transaction, type Queryable } from '../db';
-import { limits } from '../limits';
+import { accountLimits } from './limits';
 import { addMetric } from '@hatchery/platform/telemetry/metrics';
 import { lockAccount } from './account';
 import type { ChallengeDto } from './wire';
@@ -51,11 +51,11 @@ export async function requestChallenge(accountId: string, now = new Date(), serv
     if (live) return { challenge: toChallengeDto(live), newlyIssued: false };
     // Whole seconds, so the message's `Issued At` and `expiresAt` describe the same instant.
     const issuedAt = new Date(Math.floor(now.getTime() / 1000) * 1000);
-    const nonce = randomBytes(limits.nonceBytes).toString('hex');
+    const nonce = randomBytes(accountLimits.nonceBytes).toString('hex');
     const row: ChallengeRow = {
       nonce,
       message: challengeMessage({ serviceName, accountId, nonce, issuedAt }),
-      expires_at: new Date(limits.challengeLifetimeMs + issuedAt.getTime()),
+      expires_at: new Date(accountLimits.challengeLifetimeMs + issuedAt.getTime()),
     };
     await client.query(
       `INSERT INTO hatchery.wallet_challenges (account_id, nonce, message, expires_at) VALUES ($1, $2, $3, $4)

@@ -1,4 +1,4 @@
-import { limits } from '../limits';
+import { accountLimits } from './limits';
 
 /** The caller as the identity provider's token describes them (docs/http-api.md, Calling a protected endpoint). */
 export interface Identity {
@@ -25,7 +25,7 @@ export function identityFromClaims(claims: Readonly<Record<string, unknown>>): I
 }
 
 const isPast = (claim: unknown, nowSeconds: number): boolean =>
-  typeof claim === 'number' && Number.isFinite(claim) && claim <= nowSeconds + limits.tokenClockSkewSeconds;
+  typeof claim === 'number' && Number.isFinite(claim) && claim <= nowSeconds + accountLimits.tokenClockSkewSeconds;
 
 /**
  * Firebase's published rules for an ID token that a generic JWT verifier

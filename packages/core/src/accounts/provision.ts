@@ -1,6 +1,6 @@
 import { AppError, validationError } from '../errors';
 import { query } from '../db';
-import { patterns } from '../limits';
+import { accountPatterns } from './limits';
 import { addMetric } from '@hatchery/platform/telemetry/metrics';
 import { findAccount } from './account';
 import type { Identity } from './identity';
@@ -8,7 +8,7 @@ import type { Identity } from './identity';
 /** Provisioning's email rule: lowercase, then the pattern; a missing email is invalid too. */
 export function normalizeEmail(email: string | undefined): string {
   const normalized = email?.toLowerCase();
-  if (!normalized || !patterns.email.test(normalized)) throw validationError('email', 'the token carries no valid email address');
+  if (!normalized || !accountPatterns.email.test(normalized)) throw validationError('email', 'the token carries no valid email address');
   return normalized;
 }
 
@@ -19,10 +19,10 @@ export function normalizeEmail(email: string | undefined): string {
  */
 export function deriveNickname(name: string | undefined, email: string): string {
   const trimmed = name?.trim();
-  if (trimmed !== undefined && patterns.nickname.test(trimmed)) return trimmed;
+  if (trimmed !== undefined && accountPatterns.nickname.test(trimmed)) return trimmed;
   const localPart = email.slice(0, email.lastIndexOf('@'));
-  const nickname = localPart.replace(patterns.nicknameForbiddenCharacter, '_');
-  if (!patterns.nickname.test(nickname)) {
+  const nickname = localPart.replace(accountPatterns.nicknameForbiddenCharacter, '_');
+  if (!accountPatterns.nickname.test(nickname)) {
     throw validationError('nickname', 'neither the name nor the email of the token gives a nickname of 3 to 20 letters, digits, spaces or underscores');
   }
   return nickname;

@@ -1,5 +1,6 @@
 import { addressString } from '../indexer/wire';
-import { limits, patterns } from '../limits';
+import { patterns } from '../limits';
+import { accountLimits, accountPatterns } from './limits';
 import * as z from '@hatchery/platform/schema';
 
 /** What the account endpoints take and answer (docs/http-api.md); kept free of data access so the route table stays light. */
@@ -21,7 +22,7 @@ export type AccountDto = z.infer<typeof accountSchema>;
 /** WalletLinkChallengeDto. */
 export const challengeSchema = z.object({
   message: z.string().check(z.describe('The exact text to sign (EIP-191 personal_sign).')),
-  nonce: z.string().check(z.regex(new RegExp(`^[0-9a-f]{${limits.nonceBytes * 2}}$`))),
+  nonce: z.string().check(z.regex(new RegExp(`^[0-9a-f]{${accountLimits.nonceBytes * 2}}$`))),
   expiresAt: z.iso.datetime(),
 });
 
@@ -30,7 +31,7 @@ export type ChallengeDto = z.infer<typeof challengeSchema>;
 /** POST /accounts/me/wallet body: step 1 of the link's processing order (link.ts) (422 naming the field). */
 export const linkWalletBodySchema = z.object({
   address: z.string().check(z.regex(patterns.address, 'must be 0x followed by 40 hex characters')),
-  signature: z.string().check(z.regex(patterns.signature, 'must be 0x followed by 130 hex characters')),
+  signature: z.string().check(z.regex(accountPatterns.signature, 'must be 0x followed by 130 hex characters')),
 });
 
 export type LinkWalletBody = z.infer<typeof linkWalletBodySchema>;

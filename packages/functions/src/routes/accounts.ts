@@ -1,5 +1,5 @@
 import { linkWalletBodySchema } from '@hatchery/core/accounts/wire';
-import type { HttpRoute } from '../routes';
+import type { HttpRoute } from '../http-route';
 
 /** Provisioning runs before every protected handler: 409 for an email of another account, 422 for an invalid email or nickname. */
 const provisioningProblems = [409, 422] as const;

@@ -1,4 +1,4 @@
-import type { HttpRoute } from '../routes';
+import type { HttpRoute } from '../http-route';
 
 export const preflight = {
   method: 'OPTIONS',

@@ -1,5 +1,5 @@
 import { docsAssetCopyFiles } from '../docs-assets';
-import type { HttpRoute } from '../routes';
+import type { HttpRoute } from '../http-route';
 import { docsAssetParams } from '../schemas';
 
 export const openApi = {

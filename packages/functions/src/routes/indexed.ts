@@ -6,7 +6,7 @@ import { salesSource } from '@hatchery/core/indexer/sales';
 import { stakingSource } from '@hatchery/core/indexer/staking';
 import { minBlockQuerySchema } from '@hatchery/core/indexer/min-block';
 import { pageQuerySchema } from '@hatchery/core/query/page-query';
-import type { HttpRoute } from '../routes';
+import type { HttpRoute } from '../http-route';
 import { addressParams } from '../schemas';
 
 /** Every read of the indexer schema can find its minBlock not indexed yet (409) and the database unavailable (503). */

@@ -1,6 +1,6 @@
 import type { APIGatewayEventWebsocketRequestContextV2 } from 'aws-lambda';
 import { negotiateQuerySchema } from '@hatchery/core/realtime/protocol';
-import type { HttpRoute } from '../routes';
+import type { HttpRoute } from '../http-route';
 
 export const negotiateHub = {
   method: 'POST',

@@ -1,5 +1,4 @@
 import { Resource } from 'sst/resource';
-import type { Config } from '../config';
 import type * as z from '../schema';
 
 /**
@@ -14,7 +13,7 @@ export const linkedResources = {
   DYNAMODB_TABLE: { name: 'Table', property: 'name' },
   ORIGIN_VERIFY_SECRET: { name: 'OriginVerify', property: 'value' },
   FANOUT_FUNCTION_NAME: { name: 'FanOut', property: 'name' },
-} as const satisfies Partial<Record<keyof Config, { name: string; property: string }>>;
+} as const;
 
 export type Links = Readonly<Record<string, unknown>>;
 
@@ -49,6 +48,11 @@ export function parseSettings<Schema extends z.ZodMiniType>(schema: Schema, vari
   return parsed.data;
 }
 
+/** The settings `schema` reads from `env` and `links` (by default, this process's), or an error naming every one that is wrong. */
+export function readSettings<Schema extends z.ZodMiniType>(schema: Schema, env: NodeJS.ProcessEnv = process.env, links: Links = sstLinks()): z.infer<Schema> {
+  return parseSettings(schema, withLinks(env, links));
+}
+
 /**
  * One group of settings, validated on first read and kept for the process.
  * A function builds the schemas of the groups its code reads and no others:
@@ -57,7 +61,7 @@ export function parseSettings<Schema extends z.ZodMiniType>(schema: Schema, vari
 export function settingsReader<Schema extends z.ZodMiniType>(schema: Schema): () => z.infer<Schema> {
   let cached: z.infer<Schema> | undefined;
   return () => {
-    cached ??= parseSettings(schema, withLinks(process.env, sstLinks()));
+    cached ??= readSettings(schema);
     return cached;
   };
 }
