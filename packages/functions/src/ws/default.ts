@@ -39,7 +39,10 @@ export const handler = wsHandler(async (event, context) => {
     return { statusCode: 200, ...(outcome.replies[0] !== undefined && { body: outcome.replies[0] }) };
   const connections = hubConnections(managementClient(managementEndpoint(event.requestContext)));
   for (const post of outcome.replies) {
-    if ((await connections.post(connectionId, post)) === 'gone') return { statusCode: 200 };
+    const posted = await connections.post(connectionId, post);
+    if (posted === 'gone') return { statusCode: 200 };
+    // Refused (throttled, never sent) after the client's own retries: the message fails, and the connection joins nothing.
+    if (posted !== 'sent') throw posted.error;
   }
   // Only after the handshake's answer is out, so no broadcast can come first.
   if (outcome.handshaken) await store.join(connectionId);
