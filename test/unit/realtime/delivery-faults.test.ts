@@ -167,7 +167,9 @@ describe('posts refused by an outside throttle', () => {
       for await (const _ of request);
       deletes++;
       response.writeHead(400, { 'content-type': 'application/x-amz-json-1.0', 'x-amzn-errortype': 'ThrottlingException' });
-      response.end(JSON.stringify({ __type: 'com.amazonaws.dynamodb.v20120810#ThrottlingException', message: 'Rate of requests exceeds the allowed throughput.' }));
+      response.end(
+        JSON.stringify({ __type: 'com.amazonaws.dynamodb.v20120810#ThrottlingException', message: 'Rate of requests exceeds the allowed throughput.' }),
+      );
     });
     dynamoDb.listen(0, '127.0.0.1');
     await once(dynamoDb, 'listening');
