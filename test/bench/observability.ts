@@ -71,7 +71,7 @@ export const observabilityBench: BenchSection = async ({ stack }) => {
     for (const { label, handler, route } of targets) {
       const event = route
         ? httpEvent(route, route.auth === 'jwt' ? { token } : {})
-        : { shard: 0, frame: marketChangedMessage({ count: 1, maxBlock: '1', version: 1 }) };
+        : { event: 'observability', shard: 0, frame: marketChangedMessage({ count: 1, maxBlock: '1', version: 1 }) };
       const present = modes.flatMap((mode) => {
         const bundle = mode.bundles.find((each) => each.handler === handler);
         return bundle ? [{ ...mode, bundle, probes: [] as Probe[] }] : [];

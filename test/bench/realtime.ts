@@ -1,4 +1,5 @@
 import { createServer } from 'node:http';
+import { randomUUID } from 'node:crypto';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { BatchWriteCommand, DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { config } from '@hatchery/platform/config';
@@ -168,7 +169,7 @@ async function postsAlone(count: number, endpoint?: string): Promise<number> {
  * does not exist), so no work of the warm-up outlives it into a measurement.
  */
 const warmUp = (workers: WorkerPool, frame: string) =>
-  workers.invoke({ handler: fanOutHandler, functionName: 'warm-up', event: { shard: limits.hub.connectionShards, frame } }).then(
+  workers.invoke({ handler: fanOutHandler, functionName: 'warm-up', event: { event: 'warm-up', shard: limits.hub.connectionShards, frame } }).then(
     () => Promise.reject(new Error('the fan-out function took a shard that does not exist')),
     () => undefined,
   );
@@ -401,7 +402,12 @@ export const realtimeBench: BenchSection = async ({ stack, sql }) => {
         const shardMs = await Promise.all(
           shards.map(async (shard) => {
             const t = performance.now();
-            await workers.invoke({ handler: fanOutHandler, functionName: 'fan-out', event: { shard, frame }, timeoutMs: limits.hub.shardTimeoutMs * 10 });
+            await workers.invoke({
+              handler: fanOutHandler,
+              functionName: 'fan-out',
+              event: { event: `bench#${randomUUID()}`, shard, frame },
+              timeoutMs: limits.hub.shardTimeoutMs * 10,
+            });
             return performance.now() - t;
           }),
         );
@@ -423,7 +429,12 @@ export const realtimeBench: BenchSection = async ({ stack, sql }) => {
       const times: number[] = [];
       for (let run = 0; run < 3; run++) {
         const t = performance.now();
-        await alone.invoke({ handler: fanOutHandler, functionName: 'fan-out', event: { shard: run, frame }, timeoutMs: limits.hub.shardTimeoutMs * 10 });
+        await alone.invoke({
+          handler: fanOutHandler,
+          functionName: 'fan-out',
+          event: { event: `bench#${randomUUID()}`, shard: run, frame },
+          timeoutMs: limits.hub.shardTimeoutMs * 10,
+        });
         times.push(performance.now() - t);
       }
       const clientMs = await postsAlone(perShardIds, standIn);

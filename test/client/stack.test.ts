@@ -278,7 +278,8 @@ describe('connectEvents over @microsoft/signalr', () => {
       const fulfilment = await writer.fulfilFor(wallet);
       // The event has gone out (to the watcher) before `events` subscribes: only the endpoint can tell it.
       await sent;
-      await expect(events.waitForForgeFulfilled(wallet, fulfilment.requestId, { timeoutMs: 300 })).resolves.toEqual({ ...fulfilment, source: 'api' });
+      const { requestId, tokenId, editionId } = fulfilment;
+      await expect(events.waitForForgeFulfilled(wallet, requestId, { timeoutMs: 300 })).resolves.toEqual({ requestId, tokenId, editionId, source: 'api' });
     } finally {
       await watcher.close();
       await events.close();

@@ -312,7 +312,7 @@ export async function measureColdStarts(
       measurements.push({ once: () => probe(target, backing, { event, overrides: managementEndpoint }), row: { ...row, expectedStatus: 200 } });
     } else if (target.via === 'fanOut') {
       // One shard of a broadcast, as the listener hands it out; the deployed table holds no connections.
-      const event = { shard: 0, frame: '{"type":1,"target":"marketChanged","arguments":[{"count":0,"maxBlock":"0"}]}\u001e' };
+      const event = { event: 'cold-start', shard: 0, frame: '{"type":1,"target":"marketChanged","arguments":[{"count":0,"maxBlock":"0"}]}\u001e' };
       measurements.push({ once: () => probe(target, backing, { event, overrides: managementEndpoint }), row });
     } else {
       measurements.push({ once: () => probe(target, backing, { event: {}, overrides: { DATABASE_URL: migrationDatabaseUrl } }), row });

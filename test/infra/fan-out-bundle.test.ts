@@ -69,7 +69,7 @@ describe('the fan-out function’s bundle', () => {
     const market = record(hub, 'marketChanged');
     const payload = { count: 7, maxBlock: '77', version: 7 };
     const backing: Backing = { databaseUrl: stack.databaseUrl, dynamoEndpoint: stack.dynamoEndpoint, managementEndpoint: stack.url, idpProjectId: 'unused' };
-    const result = await probe(target, backing, { event: { shard: shardOf(id!), frame: marketChangedMessage(payload) } });
+    const result = await probe(target, backing, { event: { event: 'marketChanged#1', shard: shardOf(id!), frame: marketChangedMessage(payload) } });
     printColdStarts([{ key: target.key, handler: fanOutHandler, bundle: target.bundle, probe: result }]);
     expect(result.error).toBeUndefined();
     expect(result.result).toEqual({ sent: 1, gone: 0, failed: 0, skipped: 0 });

@@ -138,7 +138,7 @@ describe('linking a wallet locally', () => {
 describe('events with simulate', () => {
   const marketChanged = /marketChanged \{ count: \d+, maxBlock: '\d+', version: \d+ \}/;
   // console.log breaks a long object over lines.
-  const forgeFulfilled = /forgeFulfilled \{\s+requestId: '\d+',\s+tokenId: '\d+',\s+editionId: '\d+'\s+\}/;
+  const forgeFulfilled = /forgeFulfilled \{\s+requestId: '\d+',\s+tokenId: '\d+',\s+editionId: '\d+',\s+buyer: '0x[0-9a-f]{40}',\s+sequence: \d+\s+\}/;
 
   it(`the README's tour (${where(docBlock('tour-events'))}): wallet 1's events while simulate plays the indexer at its own pace; Ctrl-C stops both`, async () => {
     const block = docBlock('tour-events');

@@ -81,7 +81,7 @@ describe('the fan-out function’s metrics and traces', () => {
     await connectionStore().join(gone);
     const market = record(hub, 'marketChanged');
     const payload = { count: 41, maxBlock: '4141', version: 41 };
-    const { probe: result, stdout } = await probe(bundle, { shard, frame: marketChangedMessage(payload) }, environment());
+    const { probe: result, stdout } = await probe(bundle, { event: 'marketChanged#1', shard, frame: marketChangedMessage(payload) }, environment());
     expect(result.error).toBeUndefined();
     await waitFor(() => market.some((each) => JSON.stringify(each) === JSON.stringify(payload)), 'the frame at the client');
 
@@ -113,7 +113,11 @@ describe('the fan-out function’s metrics and traces', () => {
   it('traces the invocation: a handler subsegment holding the shard’s DynamoDB read and each post through the management API', async () => {
     daemon.documents.length = 0;
     const market = record(hub, 'marketChanged');
-    const { probe: result, stdout } = await probe(bundle, { shard, frame: marketChangedMessage({ count: 42, maxBlock: '4242', version: 1 }) }, environment());
+    const { probe: result, stdout } = await probe(
+      bundle,
+      { event: 'marketChanged#2', shard, frame: marketChangedMessage({ count: 42, maxBlock: '4242', version: 1 }) },
+      environment(),
+    );
     expect(result.error).toBeUndefined();
     expect(emfOf(stdout).find((document) => 'FanOutShardTime' in document)).toMatchObject({ ListenerPostsSent: 1, ListenerFailedPosts: 0 });
     await waitFor(() => market.some((each) => each.count === 42), 'the frame at the client');
@@ -128,7 +132,11 @@ describe('the fan-out function’s metrics and traces', () => {
   }, 90_000);
 
   it('publishes no shard figures for an invocation that fails before posting (Lambda counts it in Errors, and retries it)', async () => {
-    const { probe: result, stdout } = await probe(bundle, { shard: -1, frame: marketChangedMessage({ count: 1, maxBlock: '1', version: 1 }) }, environment());
+    const { probe: result, stdout } = await probe(
+      bundle,
+      { event: 'marketChanged#3', shard: -1, frame: marketChangedMessage({ count: 1, maxBlock: '1', version: 1 }) },
+      environment(),
+    );
     expect(result.error).toMatch(/shard/);
     expect(emfOf(stdout).filter((document) => 'FanOutShardTime' in document || 'ListenerPostsSent' in document)).toEqual([]);
   }, 90_000);

@@ -227,6 +227,8 @@ export function besidePonderSuite(layout: Layout) {
       requestId: String(request.requestId),
       tokenId: String(fulfilled.tokenId),
       editionId: String(editionId),
+      buyer: carol.toLowerCase(),
+      sequence: expect.any(Number),
     });
     figures.push(`forgeFulfilled ${Date.now() - minedAt} ms after its block was mined`);
 

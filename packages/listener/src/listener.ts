@@ -1,4 +1,3 @@
-import pg from 'pg';
 import { isDatabaseUnavailable } from '@hatchery/core/errors';
 import { readFreshness } from '@hatchery/core/indexer/freshness-read';
 import { notificationChannel } from '@hatchery/core/indexer/names';
@@ -6,10 +5,10 @@ import { nextMarketVersion, tablesToRead, type Listings } from '@hatchery/core/r
 import { broadcaster } from './broadcaster';
 import { coalesce, latestOnly } from './coalesce';
 import { changeDetection } from './detection';
-import { leaderSession, sessionConfig, type Term } from './leader-session';
+import { leaderSession, type Term } from './leader-session';
 import { listenerMetrics, type MeasuredRead } from './metrics';
 import { listenerOptions, type ListenerOptions, type ListenerStats } from './options';
-import { keepSummary, type SummaryKeeper } from './summary';
+import { keepSummaryOnSession, type SummaryKeeper } from './summary';
 
 export { leaderLockKey } from './leader-session';
 export type { ListenerOptions, ListenerStats } from './options';
@@ -126,10 +125,7 @@ export class Listener {
     await this.detection.begin();
     this.term = term;
     // After LISTEN, so that its first sum, at once, includes whatever changed before a notification could say so.
-    const summarySession = new pg.Pool({ ...sessionConfig(this.options.databaseUrl, '-summary'), max: 1, idleTimeoutMillis: 0 });
-    summarySession.on('error', (error) => this.options.log.warn({ err: error.message }, 'listener summary session failed'));
-    this.summary = keepSummary({
-      session: summarySession,
+    this.summary = keepSummaryOnSession(this.options.databaseUrl, {
       timing: this.options.summary,
       log: this.options.log,
       summed: (outcome) => {
@@ -148,7 +144,6 @@ export class Listener {
       this.term = undefined;
       await this.summary?.stop();
       this.summary = undefined;
-      await summarySession.end().catch(() => undefined);
       await this.reads.idle();
       await this.marketReads.idle();
       await this.indexerReads.idle();

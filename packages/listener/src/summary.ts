@@ -1,7 +1,9 @@
+import pg from 'pg';
 import { storeSummary } from '@hatchery/core/indexer/summary-store';
 import type { Queryable } from '@hatchery/core/db';
 import type { Logger } from '@hatchery/platform/telemetry/logger';
 import { coalesce } from './coalesce';
+import { sessionConfig } from './leader-session';
 
 export interface SummaryTiming {
   /** The least time between two sums while notifications name a summed table. */
@@ -87,6 +89,24 @@ export function keepSummary(options: {
       stopped = true;
       clearTimeout(timer);
       await runs.idle();
+    },
+  };
+}
+
+/**
+ * A term's summary on a session of its own: a pool of one that reconnects on
+ * its next sum after a failure, which never ends the term (its sums are no
+ * event's). Stopping the keeper ends the session.
+ */
+export function keepSummaryOnSession(databaseUrl: string, options: Omit<Parameters<typeof keepSummary>[0], 'session'>): SummaryKeeper {
+  const session = new pg.Pool({ ...sessionConfig(databaseUrl, '-summary'), max: 1, idleTimeoutMillis: 0 });
+  session.on('error', (error) => options.log.warn({ err: error.message }, 'listener summary session failed'));
+  const keeper = keepSummary({ ...options, session });
+  return {
+    ...keeper,
+    async stop() {
+      await keeper.stop();
+      await session.end().catch(() => undefined);
     },
   };
 }
