@@ -72,7 +72,7 @@ describe('the fan-out function’s bundle', () => {
     const result = await probe(target, backing, { event: { event: 'marketChanged#1', shard: shardOf(id!), frame: marketChangedMessage(payload) } });
     printColdStarts([{ key: target.key, handler: fanOutHandler, bundle: target.bundle, probe: result }]);
     expect(result.error).toBeUndefined();
-    expect(result.result).toEqual({ sent: 1, gone: 0, failed: 0, skipped: 0 });
+    expect(result.result).toEqual({ sent: 1, gone: 0, failed: 0, skipped: 0, paceFactor: 1 });
     await waitFor(() => market.length === 1, 'the frame at the client');
     expect(market).toEqual([payload]);
     // Self-contained and small: its size budget (test/infra/budgets.ts) is asserted with every function's in bundles.test.ts.

@@ -98,6 +98,7 @@ describe('the fan-out function’s metrics and traces', () => {
       'ListenerFailedPosts',
       'ListenerGoneConnections',
       'ListenerPostsSent',
+      'UndeliveredPosts',
     ]);
     for (const metric of directive!.Metrics) expect(metric.Unit, metric.Name).toBe(metricCatalog[metric.Name as MetricName].unit);
     expect(shardDocument).toMatchObject({ ListenerPostsSent: 1, ListenerGoneConnections: 1, ListenerFailedPosts: 0, FanOutSkippedPosts: 0 });
