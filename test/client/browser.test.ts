@@ -1,13 +1,12 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
-import { createServer, request as httpRequest } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import type { Page } from 'playwright-core';
 import { hexToBytes, type Hex } from 'viem';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { indexer } from '../realtime/support';
+import { isHandshakeAnswer, managementProxy, type ManagementProxy } from '../support/management-proxy';
 import { startTestStack, type TestStack } from '../support/stack';
 import { serveAppPage, type AppPage } from './app-page';
 import { hasChromium, launchChromium, needsChromium, type Browser } from '../browser/chromium';
@@ -15,47 +14,20 @@ import { hasChromium, launchChromium, needsChromium, type Browser } from '../bro
 const root = join(import.meta.dirname, '..', '..');
 
 interface Gate {
-  url: string;
   /** pass: forward every call; refuse: answer posts 429, as a throttle does; gone: answer posts 410, as for a connection API Gateway lost. */
   mode: 'pass' | 'refuse' | 'gone';
   refused: number;
-  close(): void;
 }
 
-/** The management API behind a gate the test opens and shuts, forwarding to the stack's own. */
-async function managementGate(target: () => string): Promise<Gate> {
-  const gate: Gate = { url: '', mode: 'pass', refused: 0, close: () => undefined };
-  const server = createServer(async (request, response) => {
-    const chunks: Buffer[] = [];
-    for await (const chunk of request) chunks.push(chunk as Buffer);
-    const body = Buffer.concat(chunks);
-    // The handshake answer ("{}") always goes through: the gate stands for trouble with events, not with connecting.
-    if (request.method === 'POST' && gate.mode !== 'pass' && body.toString() !== '{}\u001e') {
-      gate.refused++;
-      const [status, type] = gate.mode === 'refuse' ? [429, 'LimitExceededException'] : [410, 'GoneException'];
-      response.writeHead(status, { 'content-type': 'application/json', 'x-amzn-errortype': type });
-      response.end(JSON.stringify({ message: type }));
-      return;
-    }
-    const upstream = httpRequest(
-      `${target()}${request.url}`,
-      { method: request.method, headers: { ...request.headers, host: new URL(target()).host } },
-      (answer) => {
-        response.writeHead(answer.statusCode!, answer.headers);
-        answer.pipe(response);
-      },
-    );
-    upstream.on('error', () => response.destroy());
-    upstream.end(body);
+/** The stack's management API behind a gate the test opens and shuts; a handshake's answer always goes through, the gate stands for trouble with events. */
+async function managementGate(target: () => string): Promise<Gate & ManagementProxy> {
+  const gate: Gate = { mode: 'pass', refused: 0 };
+  const proxy = await managementProxy(target, (call) => {
+    if (call.method !== 'POST' || gate.mode === 'pass' || isHandshakeAnswer(call)) return 'forward';
+    gate.refused++;
+    return gate.mode === 'refuse' ? { status: 429, type: 'LimitExceededException' } : { status: 410, type: 'GoneException' };
   });
-  server.listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  gate.url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  gate.close = () => {
-    server.closeAllConnections();
-    server.close();
-  };
-  return gate;
+  return Object.assign(gate, proxy);
 }
 
 describe.skipIf(!hasChromium)(`@hatchery/client in headless Chromium${needsChromium}`, () => {
@@ -63,7 +35,7 @@ describe.skipIf(!hasChromium)(`@hatchery/client in headless Chromium${needsChrom
   let app: AppPage;
   let browser: Browser;
   let simulator: ChildProcess | undefined;
-  let gate: Gate;
+  let gate: Gate & ManagementProxy;
 
   beforeAll(async () => {
     app = await serveAppPage();

@@ -1,9 +1,7 @@
-import { once } from 'node:events';
-import { createServer, request as httpRequest, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { demoSizes } from '@hatchery/local/demo-data';
 import { connectHub, indexer, record, waitFor, wallet, type Hub } from '../realtime/support';
+import { managementProxy, type ManagementCall, type ManagementProxy } from '../support/management-proxy';
 import { startTestStack, type TestStack } from '../support/stack';
 
 /**
@@ -14,42 +12,12 @@ import { startTestStack, type TestStack } from '../support/stack';
  * listener's own forgeFulfilled.
  */
 
-interface Forwarded {
-  method: string;
-  path: string;
-  body: string;
-}
-
 let stack: TestStack;
 let writes: ReturnType<typeof indexer>;
-let proxy: Server;
+let proxy: ManagementProxy;
 let hub: Hub | undefined;
-/** Where the proxy forwards: the stack's URL, known once it has started on its free port. */
-let target = '';
-const forwarded: Forwarded[] = [];
-
-/** A management API proxy that records each call and forwards it unchanged to the stack's own. */
-async function recordingProxy(): Promise<string> {
-  proxy = createServer(async (request, response) => {
-    const chunks: Buffer[] = [];
-    for await (const chunk of request) chunks.push(chunk as Buffer);
-    const body = Buffer.concat(chunks);
-    forwarded.push({ method: request.method!, path: request.url!, body: body.toString() });
-    const upstream = httpRequest(
-      `${target}${request.url}`,
-      { method: request.method, headers: { ...request.headers, host: new URL(target).host } },
-      (answer) => {
-        response.writeHead(answer.statusCode!, answer.headers);
-        answer.pipe(response);
-      },
-    );
-    upstream.on('error', () => response.destroy());
-    upstream.end(body);
-  });
-  proxy.listen(0, '127.0.0.1');
-  await once(proxy, 'listening');
-  return `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`;
-}
+/** Every call the recording proxy forwarded to the stack. */
+const forwarded: ManagementCall[] = [];
 
 const posts = () => forwarded.filter((call) => call.method === 'POST' && call.path.startsWith('/@connections/'));
 /** The arguments of each `event` the proxy saw posted. */
@@ -64,17 +32,18 @@ const postedEvents = <T>(event: string): T[] =>
   );
 
 beforeAll(async () => {
-  const proxyUrl = await recordingProxy();
+  proxy = await managementProxy(
+    () => stack.url,
+    (call) => (forwarded.push(call), 'forward'),
+  );
   // Every broadcast shard goes to the fan-out function, none is small enough for the listener to post itself.
-  stack = await startTestStack({ demoData: demoSizes.demo, managementEndpoint: proxyUrl, listener: { smallAudience: 0 } });
-  target = stack.url;
+  stack = await startTestStack({ demoData: demoSizes.demo, managementEndpoint: proxy.url, listener: { smallAudience: 0 } });
   writes = indexer(stack);
 });
 afterAll(async () => {
   await hub?.stop();
   await writes?.end();
   await stack?.stop();
-  proxy?.closeAllConnections();
   proxy?.close();
 });
 

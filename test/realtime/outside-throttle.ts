@@ -1,10 +1,8 @@
-import { once } from 'node:events';
-import { createServer, request as httpRequest, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { afterEach, expect } from 'vitest';
 import { createIndexerSchema } from '@hatchery/core/indexer/schema';
 import { hubPath } from '@hatchery/functions/routes/realtime';
 import { startChild, type Child } from '../support/child';
+import { isHandshakeAnswer, managementProxy, type ManagementProxy } from '../support/management-proxy';
 import { startTestStack, type TestStack } from '../support/stack';
 import { crowdMain, type CrowdReport } from './crowd';
 import { indexer, sleep } from './support';
@@ -24,53 +22,34 @@ const audience = 5_000;
 export const runMs = 20_000;
 const wallMs = () => performance.timeOrigin + performance.now();
 
-interface Throttle {
-  url: string;
+interface Throttle extends ManagementProxy {
   refused: number;
   forwarded: number;
-  close(): void;
 }
 
-/** A token bucket of `perSecond` (and as many at once) in front of the stack's management API: 429 LimitExceededException beyond. */
+/**
+ * A token bucket of `perSecond` (and as many at once) in front of the stack's management API: 429
+ * LimitExceededException beyond. Handshake answers pass: the crowd's clients wait for theirs without a timeout, and
+ * the test is about events.
+ */
 async function outsideThrottle(perSecond: number, target: () => string): Promise<Throttle> {
   let tokens = perSecond;
   let filledAt = performance.now();
-  const throttle: Throttle = { url: '', refused: 0, forwarded: 0, close: () => undefined };
-  const server: Server = createServer(async (request, response) => {
-    const chunks: Buffer[] = [];
-    for await (const chunk of request) chunks.push(chunk as Buffer);
+  const counts = { refused: 0, forwarded: 0 };
+  const proxy = await managementProxy(target, (call) => {
+    if (isHandshakeAnswer(call)) return 'forward';
     const now = performance.now();
     tokens = Math.min(perSecond, tokens + ((now - filledAt) / 1000) * perSecond);
     filledAt = now;
-    // Handshake answers ("{}") pass: the crowd's clients wait for theirs without a timeout, and the test is about events.
-    const handshake = Buffer.concat(chunks).toString() === '{}\u001e';
-    if (!handshake && tokens < 1) {
-      throttle.refused++;
-      response.writeHead(429, { 'content-type': 'application/json', 'x-amzn-errortype': 'LimitExceededException' });
-      response.end(JSON.stringify({ message: 'Too Many Requests' }));
-      return;
+    if (tokens < 1) {
+      counts.refused++;
+      return { status: 429, type: 'LimitExceededException' };
     }
-    if (!handshake) tokens--;
-    throttle.forwarded++;
-    const upstream = httpRequest(
-      `${target()}${request.url}`,
-      { method: request.method, headers: { ...request.headers, host: new URL(target()).host } },
-      (answer) => {
-        response.writeHead(answer.statusCode!, answer.headers);
-        answer.pipe(response);
-      },
-    );
-    upstream.on('error', () => response.destroy());
-    upstream.end(Buffer.concat(chunks));
+    tokens--;
+    counts.forwarded++;
+    return 'forward';
   });
-  server.listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  throttle.url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  throttle.close = () => {
-    server.closeAllConnections();
-    server.close();
-  };
-  return throttle;
+  return Object.assign(counts, proxy);
 }
 
 let cleanup: Array<() => Promise<void> | void> = [];

@@ -1,10 +1,9 @@
 import { once } from 'node:events';
-import { createServer, request as httpRequest, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { demoSizes } from '@hatchery/local/demo-data';
 import { functionShards } from '@hatchery/listener/shards';
+import { managementProxy, type ManagementProxy } from '../support/management-proxy';
 import { startTestStack, type TestStack } from '../support/stack';
 import { indexer, waitFor } from './support';
 
@@ -25,45 +24,29 @@ const allowedPerSecond = 20;
 
 let stack: TestStack;
 let writes: ReturnType<typeof indexer>;
-let proxy: Server;
-let target = '';
+let proxy: ManagementProxy;
 let refused = 0;
 const sockets: WebSocket[] = [];
 /** Every marketChanged frame each client received, by its version. */
 const received: Array<Map<number, number>> = [];
 
-/** A management API proxy allowing `allowedPerSecond` posts a second (429 with Retry-After beyond), forwarding the rest to the stack. */
-async function throttlingProxy(): Promise<string> {
+/** The stack's management API allowing `allowedPerSecond` posts a second (429 with Retry-After beyond). */
+function throttlingProxy(): Promise<ManagementProxy> {
   let windowStart = 0;
   let inWindow = 0;
-  proxy = createServer(async (request, response) => {
-    const chunks: Buffer[] = [];
-    for await (const chunk of request) chunks.push(chunk as Buffer);
-    const now = performance.now();
-    if (now - windowStart >= 1_000) {
-      windowStart = now;
-      inWindow = 0;
-    }
-    if (request.method === 'POST' && ++inWindow > allowedPerSecond) {
+  return managementProxy(
+    () => stack.url,
+    (call) => {
+      const now = performance.now();
+      if (now - windowStart >= 1_000) {
+        windowStart = now;
+        inWindow = 0;
+      }
+      if (call.method !== 'POST' || ++inWindow <= allowedPerSecond) return 'forward';
       refused++;
-      response.writeHead(429, { 'content-type': 'application/json', 'x-amzn-errortype': 'LimitExceededException', 'retry-after': '1' });
-      response.end(JSON.stringify({ message: 'Rate exceeded' }));
-      return;
-    }
-    const upstream = httpRequest(
-      `${target}${request.url}`,
-      { method: request.method, headers: { ...request.headers, host: new URL(target).host } },
-      (answer) => {
-        response.writeHead(answer.statusCode!, answer.headers);
-        answer.pipe(response);
-      },
-    );
-    upstream.on('error', () => response.destroy());
-    upstream.end(Buffer.concat(chunks));
-  });
-  proxy.listen(0, '127.0.0.1');
-  await once(proxy, 'listening');
-  return `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`;
+      return { status: 429, type: 'LimitExceededException', headers: { 'retry-after': '1' } };
+    },
+  );
 }
 
 /** A raw WebSocket client of the hub: the handshake, then every marketChanged counted by version. */
@@ -84,15 +67,14 @@ async function client(): Promise<void> {
 }
 
 beforeAll(async () => {
-  const proxyUrl = await throttlingProxy();
+  proxy = await throttlingProxy();
   stack = await startTestStack({
     demoData: demoSizes.demo,
-    managementEndpoint: proxyUrl,
+    managementEndpoint: proxy.url,
     functions: { [timedOut]: { handler: 'test/realtime/shard-timeout-handler.handler', timeoutMs: runnerTimeoutMs, retries: 0 } },
     // Every shard goes to the timed-out function, at a pace the outside throttle cannot carry.
     listener: { smallAudience: 0, budget: { postsPerSecond: 16 * 100, minIntervalMs: 0 } },
   });
-  target = stack.url;
   writes = indexer(stack);
 }, 120_000);
 
@@ -100,7 +82,6 @@ afterAll(async () => {
   for (const socket of sockets) socket.terminate();
   await writes?.end();
   await stack?.stop();
-  proxy?.closeAllConnections();
   proxy?.close();
 });
 
