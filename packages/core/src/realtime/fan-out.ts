@@ -5,6 +5,7 @@ import type { ConnectionStore } from './connections';
 import type { HubConnections } from '@hatchery/platform/aws/management';
 import type { Pacer } from './budget';
 import type { DeliveryLedger } from './ledger';
+import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 
 export interface Delivery {
@@ -74,7 +75,10 @@ export interface FanOutParts {
   pace: Pacer;
 }
 
-/** How long a post that never reached API Gateway waits before it is tried again, doubling up to a second. */
+/** Times a claim that failed is tried again before the shard stops. */
+const claimRetries = 3;
+
+/** How long a post that never reached API Gateway (or a claim that failed) waits before it is tried again, doubling up to a second. */
 const unsentBackoffMs = (attempt: number) => Math.min(1_000, 50 * 2 ** attempt);
 
 /**
@@ -184,15 +188,20 @@ export async function* inOnePage<T>(items: T[]): AsyncIterable<T[]> {
 /**
  * The recipients in claimed runs of `run`: each run is claimed in the ledger
  * before its first post, so a retry of the shard (after a timeout, a crash)
- * starts after the last claim and never posts to a connection twice. A claim
- * another invocation got past ends the runs.
+ * starts after the last claim and never posts to a connection twice. The
+ * next run's claim is written while this one is posted, so the ledger's round
+ * trip never holds the posts up. A claim another invocation got past ends
+ * the runs.
  */
 async function* claimedRuns(recipients: string[], run: number, claim: (through: string) => Promise<boolean>, stopAt: number): AsyncIterable<string[]> {
+  const runAt = (start: number) => recipients.slice(start, start + run);
+  const claimed = (start: number) => (start < recipients.length ? claim(runAt(start).at(-1)!) : Promise.resolve(false));
+  let next = claimed(0);
   // Nothing is claimed past the deadline, so a later invocation of the event may still post what this one skips.
   for (let start = 0; start < recipients.length && Date.now() < stopAt; start += run) {
-    const page = recipients.slice(start, start + run);
-    if (!(await claim(page.at(-1)!))) return;
-    yield page;
+    if (!(await next)) return;
+    next = Date.now() < stopAt ? claimed(start + run) : Promise.resolve(false);
+    yield runAt(start);
   }
 }
 
@@ -213,12 +222,20 @@ export async function deliverShard(job: ShardJob, parts: FanOutParts, ledger: De
   const rest = claimed === undefined ? recipients : recipients.filter((id) => id > claimed);
   parts.pace.setTarget(job.postsPerSecond ?? Number.POSITIVE_INFINITY);
   let claimFailure: unknown;
+  const claimant = randomUUID();
+  // A claim that failed (a DynamoDB timeout, a throttle) is tried again while there is time: the claimant makes the retry safe.
   const claim = async (through: string) => {
-    try {
-      return await ledger.claimShard(job.event, job.shard, through);
-    } catch (error) {
-      claimFailure = error;
-      return false;
+    for (let attempt = 0; ; attempt++) {
+      try {
+        return await ledger.claimShard(job.event, job.shard, through, claimant);
+      } catch (error) {
+        const wait = unsentBackoffMs(attempt);
+        if (attempt >= claimRetries || Date.now() + wait >= stopAt) {
+          claimFailure = error;
+          return false;
+        }
+        await sleep(wait);
+      }
     }
   };
   const runs = claimedRuns(rest, parts.concurrency, claim, stopAt);

@@ -11,8 +11,11 @@ import { dynamo, tableName } from '@hatchery/platform/aws/dynamo';
 export interface DeliveryLedger {
   /** The highest connection id of a shard already claimed for an event: its posts went out, or may have. */
   claimedThrough(event: string, shard: number): Promise<string | undefined>;
-  /** Claims a shard's connections up to `through`; false when another invocation claimed past it. */
-  claimShard(event: string, shard: number, through: string): Promise<boolean>;
+  /**
+   * Claims a shard's connections up to `through` for `claimant` (one invocation); false when another claimed as far
+   * or further. The same claimant's claim again succeeds, so a write the SDK retried after it applied is no refusal.
+   */
+  claimShard(event: string, shard: number, through: string, claimant: string): Promise<boolean>;
   /** The next number of a buyer's forgeFulfilled stream: 1, 2, 3… as events are claimed. */
   nextForgeSequence(buyer: string): Promise<number>;
   /** Claims a fulfilment's event; false when a listener before this one claimed it. */
@@ -46,16 +49,16 @@ export function deliveryLedger(options: { client?: DynamoDBDocumentClient; table
       const { Item } = await client().send(new GetCommand({ TableName: table(), Key: ledgerKeys.shard(event, shard), ConsistentRead: true }));
       return Item?.through as string | undefined;
     },
-    async claimShard(event, shard, through) {
+    async claimShard(event, shard, through, claimant) {
       try {
         await client().send(
           new UpdateCommand({
             TableName: table(),
             Key: ledgerKeys.shard(event, shard),
-            UpdateExpression: 'SET #through = :through, #expiresAt = :expiresAt',
-            ConditionExpression: 'attribute_not_exists(#through) OR #through < :through',
-            ExpressionAttributeNames: { '#through': 'through', '#expiresAt': 'expiresAt' },
-            ExpressionAttributeValues: { ':through': through, ':expiresAt': expiresAt(shardClaimLifetimeMs) },
+            UpdateExpression: 'SET #through = :through, #claimant = :claimant, #expiresAt = :expiresAt',
+            ConditionExpression: 'attribute_not_exists(#through) OR #through < :through OR (#through = :through AND #claimant = :claimant)',
+            ExpressionAttributeNames: { '#through': 'through', '#claimant': 'claimant', '#expiresAt': 'expiresAt' },
+            ExpressionAttributeValues: { ':through': through, ':claimant': claimant, ':expiresAt': expiresAt(shardClaimLifetimeMs) },
           }),
         );
         return true;
