@@ -132,9 +132,9 @@ export function pacer(postsPerSecond: number, burst = 1, now: () => number = () 
       }
       if (slot > at) await sleep(slot - at);
       // A 429 while this post waited for its slot holds it too, unless the pause outlasts the deadline.
-      while (pausedUntil > now()) {
-        if (pausedUntil - now() >= stopAt - Date.now()) return false;
-        await sleep(pausedUntil - now());
+      for (let pause = pausedUntil - now(); pause > 0; pause = pausedUntil - now()) {
+        if (pause >= stopAt - Date.now()) return false;
+        await sleep(pause);
       }
       return true;
     },
