@@ -38,6 +38,12 @@ export const limits = {
     groupsPerConnection: 100,
     /** Posts in flight per fan-out (the listener's own, and each shard's). */
     fanOutConcurrency: 64,
+    /**
+     * Connections a shard claims in the delivery ledger at a time (core/realtime/ledger.ts): a claim's round trip must
+     * take less than posting the run before it, or the ledger paces the posts; a shard cut off mid-way loses at most
+     * three runs' frames, which those clients see as a gap.
+     */
+    claimRun: 256,
     /** Partitions the connection records are spread over (`connections#0` …), and so the fan-out's parallelism: one function invocation per shard. */
     connectionShards: 16,
     /**

@@ -238,7 +238,7 @@ export async function deliverShard(job: ShardJob, parts: FanOutParts, ledger: De
       }
     }
   };
-  const runs = claimedRuns(rest, parts.concurrency, claim, stopAt);
+  const runs = claimedRuns(rest, limits.hub.claimRun, claim, stopAt);
   const delivery = await post(runs, job.frame, parts, stopAt);
   const unclaimed = rest.length - (delivery.sent + delivery.gone + delivery.failed + delivery.skipped);
   if (claimFailure !== undefined && delivery.sent + delivery.gone + delivery.failed === 0) throw claimFailure;
