@@ -1,5 +1,5 @@
 import type { FieldMap, FieldSpec, FieldType, OrderSpec, OrderTerm } from './fields';
-import { readFilter, readOrder, type Comparison, type Filter, type Predicate } from './parse';
+import { readFilter, readOrder, type Comparison, type Filter, type OrderKey, type Predicate } from './parse';
 
 export { lookupField, type FieldMap, type FieldSpec, type FieldType, type OrderSpec, type OrderTerm } from './fields';
 
@@ -67,6 +67,15 @@ export function filterSql(filter: Filter, params: Params): string {
   return `(${filterSql(filter.left, params)} ${filter.kind === 'and' ? 'AND' : 'OR'} ${filterSql(filter.right, params)})`;
 }
 
+/** The order's keys as ORDER BY sorts them. */
+export const orderTerms = (keys: readonly OrderKey[]): OrderTerm[] =>
+  keys.map(({ field, direction }) => ({
+    // und-x-icu is ICU's root collation: what .NET's culture-aware comparer uses, whatever the database's default.
+    sql: field.words ? `${field.sql} COLLATE "und-x-icu"` : field.sql,
+    direction,
+    type: field.type,
+  }));
+
 export const orderBySql = (terms: readonly OrderTerm[]): string => terms.map((term) => `${term.sql} ${term.direction.toUpperCase()}`).join(', ');
 
 /**
@@ -100,5 +109,5 @@ export function compileFilter(input: string | undefined, fields: FieldMap, param
 
 /** Compiles orderBy (a blank one is the default) to an ORDER BY list ending in the unique tie-breaker. */
 export function compileOrderBy(input: string | undefined, fields: FieldMap, order: OrderSpec): string {
-  return orderBySql(readOrder(input, fields, order));
+  return orderBySql(orderTerms(readOrder(input, fields, order)));
 }

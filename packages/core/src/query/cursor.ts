@@ -1,6 +1,6 @@
 import { hash } from 'node:crypto';
 import { validationError } from '../errors';
-import { writtenAs, type OrderTerm } from './fields';
+import { writtenAs, type FieldType, type OrderTerm } from './fields';
 
 /**
  * Keyset paging (docs/http-api.md, Paging by cursor): `nextCursor` holds the last
@@ -36,8 +36,8 @@ export interface Cursor {
   keysFit: boolean;
 }
 
-/** The cursor `after` names, or a 422 naming `after` when it is not one this service wrote for an order of these terms. */
-export function readCursor(cursor: string, terms: readonly OrderTerm[]): Cursor {
+/** The cursor `after` names, or a 422 naming `after` when it is not one this service wrote for an order of keys of these types. */
+export function readCursor(cursor: string, types: readonly FieldType[]): Cursor {
   let decoded: unknown;
   try {
     if (!/^[A-Za-z0-9_-]+$/.test(cursor)) throw new Error('not base64url');
@@ -48,10 +48,10 @@ export function readCursor(cursor: string, terms: readonly OrderTerm[]): Cursor 
   } catch {
     throw refused(notOurs);
   }
-  if (!Array.isArray(decoded) || decoded.length !== terms.length + 1 || !decoded.every((part): part is string => typeof part === 'string'))
+  if (!Array.isArray(decoded) || decoded.length !== types.length + 1 || !decoded.every((part): part is string => typeof part === 'string'))
     throw refused(notOurs);
   const [binding, ...keys] = decoded;
-  return { binding: binding!, keys, keysFit: keys.every((key, index) => writtenAs(terms[index]!.type, key)) };
+  return { binding: binding!, keys, keysFit: keys.every((key, index) => writtenAs(types[index]!, key)) };
 }
 
 /** The cursor's sort key, or a 422 naming `after` when it is of another list, filter or order, or its keys of the wrong type. */

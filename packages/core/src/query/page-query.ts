@@ -1,7 +1,7 @@
 import { limits } from '../limits';
 import * as z from '@hatchery/platform/schema';
 import { minBlockParam } from '../indexer/min-block';
-import { afterCondition, filterSql, orderBySql, Params } from './compile';
+import { afterCondition, filterSql, orderBySql, orderTerms, Params } from './compile';
 import { cursorBinding, cursorKeys, keyColumns, type Cursor } from './cursor';
 import type { FieldMap, OrderSpec, OrderTerm } from './fields';
 import { parsePage } from './parse';
@@ -110,7 +110,7 @@ export function compilePage(source: ListSource, request: PageQuery, serverCondit
   if (parsed.filter) conditions.push(filterSql(parsed.filter.tree, params));
   return {
     where: conditions.length ? ` WHERE ${conditions.join(' AND ')}` : '',
-    terms: parsed.order,
+    terms: orderTerms(parsed.order),
     params,
     joined: parsed.filter?.joined ?? false,
     ...(parsed.after && { after: parsed.after }),

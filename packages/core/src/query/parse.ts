@@ -29,9 +29,15 @@ export interface ParsedFilter {
   joined: boolean;
 }
 
+/** A key of the order: a field and its direction; compile.ts gives it the collation it sorts by. */
+export interface OrderKey {
+  field: Pick<FieldSpec, 'sql' | 'type' | 'words'>;
+  direction: OrderTerm['direction'];
+}
+
 export interface ParsedPage {
   filter?: ParsedFilter;
-  order: OrderTerm[];
+  order: OrderKey[];
   after?: Cursor;
 }
 
@@ -121,7 +127,7 @@ export function readFilter(input: string | undefined, fields: FieldMap): ParsedF
 }
 
 /** orderBy's keys (a blank one is the default order's), ending in the unique tie-breaker. */
-export function readOrder(input: string | undefined, fields: FieldMap, order: OrderSpec): OrderTerm[] {
+export function readOrder(input: string | undefined, fields: FieldMap, order: OrderSpec): OrderKey[] {
   let terms: ReturnType<typeof parseOrderBy> | OrderSpec['defaultOrder'];
   try {
     terms = isBlank(input) ? order.defaultOrder : parseOrderBy(input);
@@ -130,7 +136,7 @@ export function readOrder(input: string | undefined, fields: FieldMap, order: Or
     throw error;
   }
   const columns = new Set<string>();
-  const keys: OrderTerm[] = [];
+  const keys: OrderKey[] = [];
   for (const term of terms) {
     const spec = lookupField(fields, term.field);
     if (!spec) throw validationError('orderBy', `'${term.field}' is not a sortable field; the sortable fields are ${fieldNames(fields)}`);
@@ -139,11 +145,10 @@ export function readOrder(input: string | undefined, fields: FieldMap, order: Or
     // A field named again orders nothing more (LINQ's ThenBy on the same key), so it is dropped.
     if (columns.has(spec.sql)) continue;
     columns.add(spec.sql);
-    // und-x-icu is ICU's root collation: what .NET's culture-aware comparer uses, whatever the database's default.
-    keys.push({ sql: spec.words ? `${spec.sql} COLLATE "und-x-icu"` : spec.sql, direction: term.direction, type: spec.type });
+    keys.push({ field: spec, direction: term.direction });
   }
   const { tieBreaker } = order;
-  if (!columns.has(tieBreaker.sql)) keys.push(tieBreaker);
+  if (!columns.has(tieBreaker.sql)) keys.push({ field: tieBreaker, direction: tieBreaker.direction });
   return keys;
 }
 
@@ -153,5 +158,12 @@ export function parsePage(fields: FieldMap, order: OrderSpec, request: { filter?
   const terms = readOrder(request.orderBy, fields, order);
   if (!request.after) return { ...(filter && { filter }), order: terms };
   if (request.page !== 1) throw validationError('after', 'continues from the page before, so it takes no page other than 1');
-  return { ...(filter && { filter }), order: terms, after: readCursor(request.after, terms) };
+  return {
+    ...(filter && { filter }),
+    order: terms,
+    after: readCursor(
+      request.after,
+      terms.map((key) => key.field.type),
+    ),
+  };
 }
