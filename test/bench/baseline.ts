@@ -1,7 +1,7 @@
 import { execFileSync } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
-import { repositoryRoot } from '../operations/lambda';
-import type { Probe } from '../operations/lambda';
+import { repositoryRoot } from '../support/bundles';
+import type { Probe } from '../support/bundles';
 
 /** Another commit's packages, exported from git into `dir` (no checkout, no change to the repository); its short hash. */
 export function exportBaseline(dir: string, ref: string): string {

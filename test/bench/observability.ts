@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { marketChangedMessage } from '@hatchery/core/realtime/events';
 import { httpRoutes } from '@hatchery/functions/routes';
 import { fanOutHandler } from '@hatchery/functions/routes/realtime';
-import { bundleHandlers, httpEvent, probe, stackBacking, tracingEnvironment, xrayDaemon, type Bundle, type Probe } from '../operations/lambda';
+import { bundleHandlers, httpEvent, probe, stackBacking, tracingEnvironment, xrayDaemon, type HandlerBundle, type Probe } from '../support/bundles';
 import { exportBaseline, summarize } from './baseline';
 import type { BenchSection } from './context';
 
@@ -52,7 +52,7 @@ export const observabilityBench: BenchSection = async ({ stack }) => {
       WEBSOCKET_MANAGEMENT_ENDPOINT: stack.url,
     };
     const lambda = tracingEnvironment(daemon.port);
-    const modes: { name: string; env: Record<string, string>; bundles: Bundle[] }[] = [
+    const modes: { name: string; env: Record<string, string>; bundles: HandlerBundle[] }[] = [
       { name: `baseline ${commit}`, env: { ...backing, ...lambda }, bundles: baseline },
       { name: 'metrics, tracing off', env: { ...backing, ...lambda, POWERTOOLS_TRACE_ENABLED: 'false' }, bundles: head },
       { name: 'metrics and tracing on', env: { ...backing, ...lambda }, bundles: head },

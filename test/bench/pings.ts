@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { WebSocket } from 'ws';
 import { wsRoutes, type WsEvent } from '@hatchery/functions/routes/realtime';
-import { bundleHandlers, probe, repositoryRoot, stackBacking, tracingEnvironment, xrayDaemon, type Probe } from '../operations/lambda';
+import { bundleHandlers, probe, repositoryRoot, stackBacking, tracingEnvironment, xrayDaemon, type Probe } from '../support/bundles';
 import { exportBaseline, summarize } from './baseline';
 import type { BenchSection } from './context';
 

@@ -6,10 +6,9 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { httpRoutes, type HttpRoute } from '@hatchery/functions/routes';
 import { readRouteNames, verdict, warmGoals } from '../infra/budgets';
-import { httpEvent } from '../infra/cold-start';
 import { functionBuild, insideNodeModules } from '../infra/pg-only';
 import { buildHandler } from '../infra/sst/build-handler';
-import { repositoryRoot, stackBacking, tracingEnvironment, xrayDaemon } from '../operations/lambda';
+import { httpEvent, repositoryRoot, stackBacking, tracingEnvironment, xrayDaemon } from '../support/bundles';
 import { loadAverage, type BenchSection } from './context';
 import { printTopFrames, type CpuProfile } from './cpu-profile';
 import { wallet } from './indexed';
@@ -106,7 +105,7 @@ export const warmBench: BenchSection = async ({ stack }) => {
     });
     const probe = async (target: Target, profile?: { file: string; calls: number; intervalUs: number }): Promise<Sample> => {
       const segmentsBefore = daemon.documents.length;
-      const event = httpEvent(target.route, {}, target.route.path.includes('{address}') ? { address: wallet } : undefined);
+      const event = httpEvent(target.route, target.route.path.includes('{address}') ? { parameters: { address: wallet } } : {});
       const input = {
         file: target.file,
         exportName: target.exportName,

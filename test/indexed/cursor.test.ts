@@ -10,7 +10,7 @@ import { startTestStack, type TestStack } from '../support/stack';
 import { above64, allPages, createSchema, getJson, getPage, insertRows, wallet, type Page } from './support';
 
 /**
- * Cursor paging (issue: cursor paging): walking any list by `after` yields
+ * Cursor paging: walking any list by `after` yields
  * exactly what an offset walk of the same, frozen data yields, in the same
  * order; rows indexed during a walk never make it repeat or skip one; and a
  * cursor is client input that only ever gets a 200 or a 422 naming `after`.

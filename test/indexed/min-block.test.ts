@@ -208,8 +208,9 @@ describe('minBlock', () => {
     await afterFreshnessCache();
   });
 
-  it(`runs docs/http-api.md's example (${where(docBlock('min-block'))}): 200 once its chain reached the block, 409 while not`, async () => {
-    const [line] = commandLines(docBlock('min-block'));
+  it(`runs docs/http-api.md's example (${where(docBlock('min-block-demo'))}): 200 once its chain reached the block, 409 while not`, async () => {
+    const [line] = commandLines(docBlock('min-block-demo'));
+    const [, minBlock, chain, block] = /minBlock=((\d+):(\d+))/.exec(line!)!;
     const run = async () => {
       const { code, stdout } = await runShell(onStack(line!.replace(/^curl /, 'command curl -w "\\n%{http_code}" '), stack.url));
       expect(code).toBe(0);
@@ -218,15 +219,16 @@ describe('minBlock', () => {
         body: JSON.parse(stdout.slice(0, stdout.lastIndexOf('\n'))) as Record<string, unknown>,
       };
     };
-    await indexBlock(23_456_788n, { chain: 8453 });
+    expect(Number(chain)).toBe(chainId);
+    await indexBlock(BigInt(block!) - 1n);
     await afterFreshnessCache();
-    expect(await run()).toMatchObject({ status: 409, body: { minBlock: '8453:23456789', indexedBlock: '8453:23456788' } });
-    await indexBlock(23_456_789n, { chain: 8453 });
+    expect(await run()).toMatchObject({ status: 409, body: { minBlock, indexedBlock: `${chain}:${BigInt(block!) - 1n}` } });
+    await indexBlock(BigInt(block!));
     await afterFreshnessCache();
     const { status, body } = await run();
     expect(status).toBe(200);
     expect((body.items as unknown[]).length).toBe(5);
-    await stack.sql(`DELETE FROM indexer._ponder_checkpoint WHERE chain_id = 8453`);
+    await indexBlock(102n);
     await afterFreshnessCache();
   });
 

@@ -11,6 +11,12 @@ afterAll(() => stack?.stop());
 
 /** The DTO fields docs/http-api.md lists, per endpoint (item fields for the paged ones). */
 const documented: Record<keyof typeof indexedRoutes, { paged: boolean; address: boolean; fields: string[]; required: string[] }> = {
+  listEditions: {
+    paged: true,
+    address: false,
+    fields: ['id', 'name', 'artUri', 'health', 'skill', 'morale', 'rarity', 'maxSupply', 'minted', 'mintStart', 'mintEnd', 'price', 'distribution', 'active'],
+    required: ['id', 'name', 'artUri', 'health', 'skill', 'morale', 'rarity', 'maxSupply', 'minted', 'mintStart', 'mintEnd', 'price', 'distribution', 'active'],
+  },
   listAccountNfts: {
     paged: true,
     address: true,
@@ -56,7 +62,7 @@ const documented: Record<keyof typeof indexedRoutes, { paged: boolean; address: 
 };
 
 describe('/openapi.json', () => {
-  it('documents the seven indexed endpoints with their parameters, schemas and problems', async () => {
+  it('documents the eight indexed endpoints with their parameters, schemas and problems', async () => {
     const { status, body } = await getJson(stack, '/openapi.json');
     expect(status).toBe(200);
     for (const [name, route] of Object.entries(indexedRoutes)) {

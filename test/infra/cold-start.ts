@@ -1,17 +1,14 @@
 import { execFile } from 'node:child_process';
-import { mkdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { mkdirSync, rmSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { gzipSync } from 'node:zlib';
 import { CreateTableCommand, DynamoDBClient, ResourceInUseException } from '@aws-sdk/client-dynamodb';
-import type { APIGatewayProxyEventV2 } from 'aws-lambda';
-import * as z from '@hatchery/platform/schema';
 import { createTableInput } from '@hatchery/core/dynamo/table';
 import { originVerifyHeader } from '@hatchery/core/origin-verify';
 import { httpRoutes, type HttpRoute } from '@hatchery/functions/routes';
 import { fanOutHandler, type WsEvent } from '@hatchery/functions/routes/realtime';
-import { demoAddress } from '@hatchery/local/demo-data';
+import { bundleOf, httpEvent, probe, type Bundle, type Probe } from '../support/bundles';
 import { floorRatioGoal, sizeBudget, sizeBudgets, verdict, type FunctionRole } from './budgets';
 import { libraryFloors, type LibraryFloor } from './library-floor';
 import { buildPgOnlyBaseline, pgOnlyBaselineSummary } from './pg-only';
@@ -35,12 +32,6 @@ export interface ColdStartTarget {
   fn: DeployedFunction;
   taskRoot: string;
   bundle: Bundle;
-}
-
-export interface Bundle {
-  file: string;
-  bytes: number;
-  gzipBytes: number;
 }
 
 /**
@@ -71,10 +62,8 @@ export async function deployForColdStarts(backing: Backing, workdir: string): Pr
         const taskRoot = join(workdir, 'task', fn.id);
         mkdirSync(taskRoot, { recursive: true });
         await run('unzip', ['-q', '-o', fn.build.zip, '-d', taskRoot]);
-        const file = join(taskRoot, `${fn.lambda.handler.slice(0, fn.lambda.handler.lastIndexOf('.'))}.mjs`);
-        const bytes = statSync(file).size;
         const role = served.get(fn.id) ?? { key: `Function ${fn.id}`, via: unservedRole(fn) };
-        return { ...role, fn, taskRoot, bundle: { file, bytes, gzipBytes: gzipSync(readFileSync(file)).length } };
+        return { ...role, fn, taskRoot, bundle: bundleOf(join(taskRoot, `${fn.lambda.handler.slice(0, fn.lambda.handler.lastIndexOf('.'))}.mjs`)) };
       }),
     );
   } finally {
@@ -89,44 +78,6 @@ export const migratorId = 'Migrator';
 function unservedRole(fn: DeployedFunction): FunctionRole {
   if (fn.build.source === fanOutHandler) return 'fanOut';
   return fn.id === migratorId ? 'migrator' : 'other';
-}
-
-/** Each path parameter's documented example (the route's zod schema), else demo wallet 1; a greedy path matches nothing. */
-function pathParameters(route: HttpRoute): Record<string, string> | undefined {
-  const names = [...route.path.matchAll(/\{(\w+)(\+?)\}/g)];
-  if (!names.length) return undefined;
-  const schema = route.request?.params && (z.toJSONSchema(route.request.params, { io: 'input' }) as { properties?: Record<string, { examples?: string[] }> });
-  return Object.fromEntries(names.map(([, name, greedy]) => [name!, greedy ? 'no/such/path' : (schema?.properties?.[name!]?.examples?.[0] ?? demoAddress(1))]));
-}
-
-/** A request each HTTP function answers without a token; `parameters` replace the path parameters' examples. */
-export function httpEvent(route: HttpRoute, extraHeaders: Record<string, string> = {}, parameters = pathParameters(route)): APIGatewayProxyEventV2 {
-  const method = route.method === 'ANY' ? 'GET' : route.method;
-  const path = route.path.replace(/\{(\w+)\+?\}/g, (_whole, name: string) => parameters![name]!);
-  const rawQueryString = method === 'POST' && route.auth === 'none' ? 'negotiateVersion=1' : '';
-  const now = Date.now();
-  return {
-    version: '2.0',
-    routeKey: `${route.method} ${route.path}`,
-    rawPath: path,
-    rawQueryString,
-    headers: { host: 'api.example.test', 'user-agent': 'cold-start-probe', accept: 'application/json', ...extraHeaders },
-    queryStringParameters: rawQueryString ? Object.fromEntries(new URLSearchParams(rawQueryString)) : undefined,
-    pathParameters: parameters,
-    requestContext: {
-      accountId: '123456789012',
-      apiId: 'probe',
-      domainName: 'api.example.test',
-      domainPrefix: 'api',
-      http: { method, path, protocol: 'HTTP/1.1', sourceIp: '192.0.2.1', userAgent: 'cold-start-probe' },
-      requestId: `probe-${now}`,
-      routeKey: `${route.method} ${route.path}`,
-      stage: '$default',
-      time: new Date(now).toISOString(),
-      timeEpoch: now,
-    },
-    isBase64Encoded: false,
-  };
 }
 
 /** The status a request without a token gets: 401 where a token is required, the catch-all's 404, a preflight's 204, else 200. */
@@ -165,36 +116,6 @@ export function hubEvent(routeKey: string, extraHeaders: Record<string, string> 
   } as WsEvent;
 }
 
-export interface Probe {
-  importMs: number;
-  invokeMs: number;
-  statusCode?: number;
-  result?: unknown;
-  error?: string;
-}
-
-/** Runs in a fresh process, like a new Lambda execution environment: imports the bundle (the init phase), then calls the handler once. */
-const probeScript = `
-const { pathToFileURL } = await import('node:url');
-const { file, exportName, event } = JSON.parse(process.env.PROBE_INPUT);
-const started = performance.now();
-const module = await import(pathToFileURL(file).href);
-const importMs = performance.now() - started;
-const context = { awsRequestId: 'probe', functionName: 'probe', functionVersion: '$LATEST', memoryLimitInMB: '1024', callbackWaitsForEmptyEventLoop: true, getRemainingTimeInMillis: () => 10000 };
-const report = { importMs };
-try {
-  const invoked = performance.now();
-  const result = await module[exportName](event, context);
-  report.invokeMs = performance.now() - invoked;
-  report.statusCode = result?.statusCode;
-  report.result = result;
-} catch (error) {
-  report.error = String(error?.stack ?? error);
-}
-// Exits once the report is written: a pipe takes a large one (a file's body) in several writes.
-process.stdout.write(JSON.stringify(report), () => process.exit(0));
-`;
-
 /** A bundle to probe: its file and export, the directory Lambda would unpack it in, what the function is deployed with. */
 export interface ProbeTarget {
   file: string;
@@ -206,7 +127,6 @@ export interface ProbeTarget {
 /** Imports and calls one bundle in a fresh Node.js process whose environment is `environment`, PATH and what Lambda adds. */
 export async function probeBundle(target: ProbeTarget, backing: Backing, options: { event: unknown; overrides?: Record<string, string> }): Promise<Probe> {
   const env = {
-    PATH: process.env.PATH ?? '',
     ...target.environment,
     LAMBDA_TASK_ROOT: target.taskRoot,
     AWS_REGION: 'us-east-1',
@@ -215,16 +135,8 @@ export async function probeBundle(target: ProbeTarget, backing: Backing, options
     DYNAMODB_ENDPOINT: backing.dynamoEndpoint,
     LOG_LEVEL: 'silent',
     ...options.overrides,
-    PROBE_INPUT: JSON.stringify({ file: target.file, exportName: target.exportName, event: options.event }),
   };
-  const { stdout } = await run(process.execPath, ['--input-type=module', '-e', probeScript], {
-    env,
-    cwd: target.taskRoot,
-    timeout: 60_000,
-    maxBuffer: 16 * 1024 * 1024,
-  });
-  // The function's own lines (its metrics, one EMF line per call) come before the report, which is the last line.
-  return JSON.parse(stdout.slice(stdout.lastIndexOf('\n') + 1)) as Probe;
+  return (await probe(target, options.event, env, { cwd: target.taskRoot })).probe;
 }
 
 /**
@@ -233,7 +145,7 @@ export async function probeBundle(target: ProbeTarget, backing: Backing, options
  * was deployed with and what Lambda adds. The AWS endpoints it talks to are
  * the local stack's, named in `overrides`.
  */
-export function probe(target: ColdStartTarget, backing: Backing, options: { event: unknown; overrides?: Record<string, string> }): Promise<Probe> {
+export function probeTarget(target: ColdStartTarget, backing: Backing, options: { event: unknown; overrides?: Record<string, string> }): Promise<Probe> {
   const handler = target.fn.lambda.handler;
   const exportName = handler.slice(handler.lastIndexOf('.') + 1);
   return probeBundle({ file: target.bundle.file, exportName, taskRoot: target.taskRoot, environment: target.fn.environment }, backing, options);
@@ -272,7 +184,7 @@ const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floo
 function medianProbe(probes: readonly Probe[]): Probe {
   const failed = probes.find((each) => each.error);
   if (failed) return failed;
-  return { ...probes.at(-1)!, importMs: median(probes.map((each) => each.importMs)), invokeMs: median(probes.map((each) => each.invokeMs)) };
+  return { ...probes.at(-1)!, importMs: median(probes.map((each) => each.importMs)), firstCallMs: median(probes.map((each) => each.firstCallMs)) };
 }
 
 /** One function's probe, and what its row records once measured. */
@@ -305,17 +217,17 @@ export async function measureColdStarts(
     const row = { key: target.key, via: target.via, handler: target.fn.build.source, bundle: target.bundle };
     if (target.via === 'http') {
       const route = routes.get(target.key)!;
-      const event = httpEvent(route, throughRouter(target));
-      measurements.push({ once: () => probe(target, backing, { event }), row: { ...row, expectedStatus: expectedStatus(route) } });
+      const event = httpEvent(route, { headers: throughRouter(target) });
+      measurements.push({ once: () => probeTarget(target, backing, { event }), row: { ...row, expectedStatus: expectedStatus(route) } });
     } else if (target.via === 'hub') {
       const event = hubEvent(target.key, throughRouter(target));
-      measurements.push({ once: () => probe(target, backing, { event, overrides: managementEndpoint }), row: { ...row, expectedStatus: 200 } });
+      measurements.push({ once: () => probeTarget(target, backing, { event, overrides: managementEndpoint }), row: { ...row, expectedStatus: 200 } });
     } else if (target.via === 'fanOut') {
       // One shard of a broadcast, as the listener hands it out; the deployed table holds no connections.
       const event = { event: 'cold-start', shard: 0, frame: '{"type":1,"target":"marketChanged","arguments":[{"count":0,"maxBlock":"0"}]}\u001e' };
-      measurements.push({ once: () => probe(target, backing, { event, overrides: managementEndpoint }), row });
+      measurements.push({ once: () => probeTarget(target, backing, { event, overrides: managementEndpoint }), row });
     } else {
-      measurements.push({ once: () => probe(target, backing, { event: {}, overrides: { DATABASE_URL: migrationDatabaseUrl } }), row });
+      measurements.push({ once: () => probeTarget(target, backing, { event: {}, overrides: { DATABASE_URL: migrationDatabaseUrl } }), row });
     }
   }
   let baseline: Measurement | undefined;
@@ -434,7 +346,7 @@ export function printColdStarts(rows: readonly ColdStart[], options: { times?: n
       floor ? kb(floor.bundle.bytes) : '-',
       floor ? ms(floor.probe.importMs) : '-',
       floorRatio(row)?.toFixed(2) ?? '-',
-      ms(row.probe.invokeMs),
+      ms(row.probe.firstCallMs),
       status,
     ]);
   }

@@ -1,8 +1,7 @@
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { config } from '@hatchery/platform/config';
 import { shardOf } from '@hatchery/core/realtime/connections';
@@ -10,7 +9,8 @@ import { marketChangedMessage } from '@hatchery/core/realtime/events';
 import { fanOutHandler } from '@hatchery/functions/routes/realtime';
 import { startTestStack, type TestStack } from '../support/stack';
 import { connectHub, record, waitFor, type Hub } from '../realtime/support';
-import { printColdStarts, probe, type Backing, type ColdStartTarget } from './cold-start';
+import { bundleOf } from '../support/bundles';
+import { printColdStarts, probeTarget, type Backing, type ColdStartTarget } from './cold-start';
 import { buildHandler } from './sst/build-handler';
 import { repositoryRoot } from './sst/platform';
 import type { DeployedFunction } from './sst/deployed';
@@ -52,7 +52,7 @@ beforeAll(async () => {
     via: 'migrator',
     fn,
     taskRoot: built.out,
-    bundle: { file, bytes: statSync(file).size, gzipBytes: gzipSync(readFileSync(file)).length },
+    bundle: bundleOf(file),
   };
   hub = await connectHub(stack.url);
 }, 120_000);
@@ -69,7 +69,7 @@ describe('the fan-out function’s bundle', () => {
     const market = record(hub, 'marketChanged');
     const payload = { count: 7, maxBlock: '77', version: 7 };
     const backing: Backing = { databaseUrl: stack.databaseUrl, dynamoEndpoint: stack.dynamoEndpoint, managementEndpoint: stack.url, idpProjectId: 'unused' };
-    const result = await probe(target, backing, { event: { event: 'marketChanged#1', shard: shardOf(id!), frame: marketChangedMessage(payload) } });
+    const result = await probeTarget(target, backing, { event: { event: 'marketChanged#1', shard: shardOf(id!), frame: marketChangedMessage(payload) } });
     printColdStarts([{ key: target.key, handler: fanOutHandler, bundle: target.bundle, probe: result }]);
     expect(result.error).toBeUndefined();
     expect(result.result).toEqual({ sent: 1, gone: 0, failed: 0, skipped: 0, paceFactor: 1 });

@@ -4,7 +4,7 @@ import { gzipSync } from 'node:zlib';
 import { build } from 'esbuild';
 import { httpRoutes } from '@hatchery/functions/routes';
 import { fanOutHandler, wsRoutes } from '@hatchery/functions/routes/realtime';
-import type { Bundle } from './cold-start';
+import type { Bundle } from '../support/bundles';
 import { functionBuild, insideNodeModules } from './pg-only';
 import { buildHandler } from './sst/build-handler';
 import { repositoryRoot } from './sst/platform';

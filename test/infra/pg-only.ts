@@ -4,7 +4,7 @@ import { gzipSync } from 'node:zlib';
 import { editionsSource } from '@hatchery/core/indexer/editions';
 import { keyColumn } from '@hatchery/core/query/cursor';
 import { buildPageStatements, pageQuerySchema, type PageStatements } from '@hatchery/core/query/page-query';
-import type { Bundle } from './cold-start';
+import type { Bundle } from '../support/bundles';
 import { buildHandler } from './sst/build-handler';
 import { repositoryRoot } from './sst/platform';
 

@@ -8,7 +8,7 @@ import { parseEmf } from '@hatchery/local/metrics';
 import { client, freshCaller, type Challenge } from '../accounts/support';
 import { docBlock, where } from '../support/docs';
 import { startTestStack, type TestStack } from '../support/stack';
-import { httpEvent as event, stackBacking } from '../operations/lambda';
+import { httpEvent as event, stackBacking } from '../support/bundles';
 
 const run = promisify(execFile);
 

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { httpRoutes } from '@hatchery/functions/routes';
 import { client, freshCaller } from '../accounts/support';
 import { startTestStack, type TestStack } from '../support/stack';
-import { bundleHandlers, httpEvent, probe, stackBacking, tracingEnvironment, xrayDaemon, type Bundle } from '../operations/lambda';
+import { bundleHandlers, httpEvent, probe, stackBacking, tracingEnvironment, xrayDaemon, type HandlerBundle } from '../support/bundles';
 
 /**
  * The wallet-nonce function, bundled as deployed, run in fresh processes with
@@ -14,7 +14,7 @@ import { bundleHandlers, httpEvent, probe, stackBacking, tracingEnvironment, xra
  */
 let stack: TestStack;
 let workdir: string;
-let bundle: Bundle;
+let bundle: HandlerBundle;
 let daemon: Awaited<ReturnType<typeof xrayDaemon>>;
 
 beforeAll(async () => {

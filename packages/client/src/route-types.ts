@@ -43,59 +43,6 @@ export interface RouteTypes {
       readonly distribution: 'integer';
     };
   };
-  getMe: {
-    readonly path: '/accounts/me';
-    readonly method: 'GET';
-    readonly auth: 'jwt';
-    response: {
-      id: string;
-      email: string;
-      nickname: string;
-      status: 'ACTIVE' | 'DISABLED';
-      walletLinked: boolean;
-      walletAddress?: string | undefined;
-    };
-  };
-  requestWalletNonce: {
-    readonly path: '/accounts/me/wallet/nonce';
-    readonly method: 'POST';
-    readonly auth: 'jwt';
-    response: {
-      message: string;
-      nonce: string;
-      expiresAt: string;
-    };
-  };
-  linkWallet: {
-    readonly path: '/accounts/me/wallet';
-    readonly method: 'POST';
-    readonly auth: 'jwt';
-    body: {
-      address: string;
-      signature: string;
-    };
-    response: {
-      id: string;
-      email: string;
-      nickname: string;
-      status: 'ACTIVE' | 'DISABLED';
-      walletLinked: boolean;
-      walletAddress?: string | undefined;
-    };
-  };
-  unlinkWallet: {
-    readonly path: '/accounts/me/wallet';
-    readonly method: 'DELETE';
-    readonly auth: 'jwt';
-    response: {
-      id: string;
-      email: string;
-      nickname: string;
-      status: 'ACTIVE' | 'DISABLED';
-      walletLinked: boolean;
-      walletAddress?: string | undefined;
-    };
-  };
   listAccountNfts: {
     readonly path: '/accounts/{address}/nfts';
     readonly method: 'GET';
@@ -332,6 +279,59 @@ export interface RouteTypes {
       nftCount: number;
       editionCount: number;
       totalTokenTransferred: string;
+    };
+  };
+  getMe: {
+    readonly path: '/accounts/me';
+    readonly method: 'GET';
+    readonly auth: 'jwt';
+    response: {
+      id: string;
+      email: string;
+      nickname: string;
+      status: 'ACTIVE' | 'DISABLED';
+      walletLinked: boolean;
+      walletAddress?: string | undefined;
+    };
+  };
+  requestWalletNonce: {
+    readonly path: '/accounts/me/wallet/nonce';
+    readonly method: 'POST';
+    readonly auth: 'jwt';
+    response: {
+      message: string;
+      nonce: string;
+      expiresAt: string;
+    };
+  };
+  linkWallet: {
+    readonly path: '/accounts/me/wallet';
+    readonly method: 'POST';
+    readonly auth: 'jwt';
+    body: {
+      address: string;
+      signature: string;
+    };
+    response: {
+      id: string;
+      email: string;
+      nickname: string;
+      status: 'ACTIVE' | 'DISABLED';
+      walletLinked: boolean;
+      walletAddress?: string | undefined;
+    };
+  };
+  unlinkWallet: {
+    readonly path: '/accounts/me/wallet';
+    readonly method: 'DELETE';
+    readonly auth: 'jwt';
+    response: {
+      id: string;
+      email: string;
+      nickname: string;
+      status: 'ACTIVE' | 'DISABLED';
+      walletLinked: boolean;
+      walletAddress?: string | undefined;
     };
   };
   negotiateHub: {

@@ -3,10 +3,6 @@ import type { RouteName, WireRoute } from './routes.js';
 
 export const wireRoutes = {
   listEditions: ['GET', '/editions', 'none', 'query'],
-  getMe: ['GET', '/accounts/me', 'jwt', 'none'],
-  requestWalletNonce: ['POST', '/accounts/me/wallet/nonce', 'jwt', 'none'],
-  linkWallet: ['POST', '/accounts/me/wallet', 'jwt', 'body'],
-  unlinkWallet: ['DELETE', '/accounts/me/wallet', 'jwt', 'none'],
   listAccountNfts: ['GET', '/accounts/{address}/nfts', 'none', 'query'],
   listListings: ['GET', '/marketplace/listings', 'none', 'query'],
   listAccountStaking: ['GET', '/accounts/{address}/staking', 'none', 'query'],
@@ -14,6 +10,10 @@ export const wireRoutes = {
   getAccountReferral: ['GET', '/accounts/{address}/referral', 'none', 'query'],
   listSales: ['GET', '/transparency/sales', 'none', 'query'],
   getSummary: ['GET', '/transparency/summary', 'none', 'query'],
+  getMe: ['GET', '/accounts/me', 'jwt', 'none'],
+  requestWalletNonce: ['POST', '/accounts/me/wallet/nonce', 'jwt', 'none'],
+  linkWallet: ['POST', '/accounts/me/wallet', 'jwt', 'body'],
+  unlinkWallet: ['DELETE', '/accounts/me/wallet', 'jwt', 'none'],
   negotiateHub: ['POST', '/hubs/events/negotiate', 'none', 'query'],
   health: ['GET', '/health', 'none', 'none'],
 } as const satisfies { [K in RouteName]: WireRoute<K> };

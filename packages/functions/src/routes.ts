@@ -2,7 +2,7 @@ import type { HttpRoute } from './http-route';
 import { accountRoutes } from './routes/accounts';
 import { catchAllRoutes } from './routes/catch-all';
 import { docsRoutes } from './routes/docs';
-import { indexedRoutes, listEditions } from './routes/indexed';
+import { indexedRoutes } from './routes/indexed';
 import { operationsRoutes } from './routes/operations';
 import { realtimeRoutes } from './routes/realtime';
 
@@ -13,10 +13,9 @@ export type { HttpRoute };
  * local gateway, the OpenAPI document and the tests.
  */
 export const httpRoutes = {
-  listEditions,
+  ...indexedRoutes,
   ...docsRoutes,
   ...accountRoutes,
-  ...indexedRoutes,
   ...realtimeRoutes,
   ...operationsRoutes,
   ...catchAllRoutes,

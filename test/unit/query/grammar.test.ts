@@ -170,11 +170,6 @@ describe('compileFilter', () => {
     ]);
   });
 
-  it('rejects a filter over 500 characters', () => {
-    expect(rejection(() => compile(`name=${'a'.repeat(496)}`)).fields?.filter?.[0]).toContain('500');
-    expect(() => compile(`name=${'a'.repeat(495)}`)).not.toThrow();
-  });
-
   it('rejects absurd nesting instead of overflowing the stack', () => {
     expect(rejection(() => compile(`${'('.repeat(200)}name=a${')'.repeat(200)}`)).fields).toHaveProperty('filter');
   });
@@ -258,10 +253,6 @@ describe('orderBy', () => {
     expect(rejection(() => compileOrderBy('burned', fields, order)).fields?.orderBy).toEqual([
       `'burned' is not a sortable field; the sortable fields are ${Object.keys(fields).join(', ')}`,
     ]);
-  });
-
-  it('rejects an orderBy over 200 characters', () => {
-    expect(rejection(() => compileOrderBy(`name,${' '.repeat(200)}`, fields, order)).fields?.orderBy?.[0]).toContain('200');
   });
 
   it('throws nothing but the validation error, whatever the input (property)', () => {

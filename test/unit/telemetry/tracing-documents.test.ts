@@ -2,7 +2,7 @@ import { GoneException, LimitExceededException } from '@aws-sdk/client-apigatewa
 import { ConditionalCheckFailedException, InternalServerError, ProvisionedThroughputExceededException } from '@aws-sdk/client-dynamodb';
 import { isThrottlingError } from '@smithy/core/retry';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { xrayDaemon } from '../../operations/lambda';
+import { xrayDaemon } from '../../support/bundles';
 
 /**
  * The subsegment documents platform/telemetry/tracing.ts sends the X-Ray

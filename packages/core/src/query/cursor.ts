@@ -1,7 +1,6 @@
 import { hash } from 'node:crypto';
 import { validationError } from '../errors';
-import { limits } from '../limits';
-import type { FieldType, OrderTerm, Params } from './compile';
+import { writtenAs, type FieldType, type OrderTerm } from './fields';
 
 /**
  * Keyset paging (docs/http-api.md, Paging by cursor): `nextCursor` holds the last
@@ -26,19 +25,19 @@ export function encodeCursor(binding: string, keys: readonly string[]): string {
   return Buffer.from(JSON.stringify([binding, ...keys]), 'utf8').toString('base64url');
 }
 
-const keyPatterns: Record<FieldType, RegExp> = {
-  bigint: /^-?(0|[1-9][0-9]{0,77})$/,
-  integer: /^-?(0|[1-9][0-9]{0,9})$/,
-  boolean: /^(true|false)$/,
-  text: /^[^\0]*$/,
-};
-
 const refused = (why: string) => validationError('after', why);
 const notOurs = 'is not a cursor this service wrote (use the nextCursor of the page before)';
 
-/** The sort key `after` names, or a 422 naming `after`: malformed, of another list, filter or order, or keys of the wrong type. */
-export function decodeCursor(cursor: string, binding: string, terms: readonly OrderTerm[]): string[] {
-  if (cursor.length > limits.cursorLength) throw refused(`at most ${limits.cursorLength} characters`);
+/** A cursor as the client sent it, decoded: the walk it claims to continue and the sort key it stopped at. */
+export interface Cursor {
+  binding: string;
+  keys: string[];
+  /** Whether each key is a value of its term's type: said only once the cursor is known to be of this walk, as another walk's keys have other types. */
+  keysFit: boolean;
+}
+
+/** The cursor `after` names, or a 422 naming `after` when it is not one this service wrote for an order of keys of these types. */
+export function readCursor(cursor: string, types: readonly FieldType[]): Cursor {
   let decoded: unknown;
   try {
     if (!/^[A-Za-z0-9_-]+$/.test(cursor)) throw new Error('not base64url');
@@ -49,33 +48,17 @@ export function decodeCursor(cursor: string, binding: string, terms: readonly Or
   } catch {
     throw refused(notOurs);
   }
-  if (!Array.isArray(decoded) || decoded.length !== terms.length + 1 || !decoded.every((part): part is string => typeof part === 'string'))
+  if (!Array.isArray(decoded) || decoded.length !== types.length + 1 || !decoded.every((part): part is string => typeof part === 'string'))
     throw refused(notOurs);
-  const [bound, ...keys] = decoded;
-  if (bound !== binding) throw refused('belongs to another list, filter or order: a cursor continues the walk it came from');
-  keys.forEach((key, index) => {
-    const term = terms[index]!;
-    if (!keyPatterns[term.type].test(key) || (term.type === 'integer' && Math.abs(Number(key)) > 2 ** 31)) throw refused('holds a key of the wrong type');
-  });
-  return keys;
+  const [binding, ...keys] = decoded;
+  return { binding: binding!, keys, keysFit: keys.every((key, index) => writtenAs(types[index]!, key)) };
 }
 
-const casts: Record<FieldType, string> = { bigint: 'numeric', integer: 'integer', boolean: 'boolean', text: 'text' };
-
-/**
- * The rows strictly after `keys` in the order: the expanded comparison
- * (k0 after v0) OR (k0 = v0 AND k1 after v1) OR …, each key with its own
- * direction and, for names, its collation, as ORDER BY compares them. The
- * first key's bound is repeated on its own (k0 >= v0, or <=), which
- * PostgreSQL turns into a range of that key's index.
- */
-export function afterCondition(terms: readonly OrderTerm[], keys: readonly string[], params: Params): string {
-  const values = keys.map((key, index) => `${params.add(key)}::${casts[terms[index]!.type]}`);
-  const after = (index: number) => `${terms[index]!.sql} ${terms[index]!.direction === 'asc' ? '>' : '<'} ${values[index]}`;
-  const equal = (index: number) => `${terms[index]!.sql} = ${values[index]}`;
-  const branches = terms.map((_term, index) => [...terms.slice(0, index).map((_each, before) => equal(before)), after(index)].join(' AND '));
-  const bound = `${terms[0]!.sql} ${terms[0]!.direction === 'asc' ? '>=' : '<='} ${values[0]}`;
-  return `(${bound} AND (${branches.map((branch) => `(${branch})`).join(' OR ')}))`;
+/** The cursor's sort key, or a 422 naming `after` when it is of another list, filter or order, or its keys of the wrong type. */
+export function cursorKeys(cursor: Cursor, binding: string): string[] {
+  if (cursor.binding !== binding) throw refused('belongs to another list, filter or order: a cursor continues the walk it came from');
+  if (!cursor.keysFit) throw refused('holds a key of the wrong type');
+  return cursor.keys;
 }
 
 /** The sort key of a page's last row, read from its key columns. */

@@ -3,7 +3,7 @@
  * system used; docs/http-api.md, Queries), token for token: a
  * lexer over the whole string, then a parser in which `,` (and) and `|` (or)
  * have equal precedence, left to right. Parsing knows nothing about SQL or
- * fields; compile.ts types and maps the tree. Every failure is a GrammarError.
+ * fields; parse.ts types the tree. Every failure is a GrammarError.
  */
 export class GrammarError extends Error {
   constructor(message: string) {

@@ -1,9 +1,10 @@
-import { validationError } from '../errors';
 import { limits } from '../limits';
 import * as z from '@hatchery/platform/schema';
 import { minBlockParam } from '../indexer/min-block';
-import { compileFilter, compileOrder, orderBySql, Params, type FieldMap, type OrderSpec, type OrderTerm } from './compile';
-import { afterCondition, cursorBinding, decodeCursor, keyColumns } from './cursor';
+import { afterCondition, filterSql, orderBySql, orderTerms, Params } from './compile';
+import { cursorBinding, cursorKeys, keyColumns, type Cursor } from './cursor';
+import type { FieldMap, OrderSpec, OrderTerm } from './fields';
+import { parsePage } from './parse';
 
 /**
  * What a paged list is and how a request of it compiles to SQL, kept free of
@@ -97,35 +98,41 @@ export interface CompiledPage {
   params: Params;
   /** Whether the conditions read a joined table. */
   joined: boolean;
+  /** The cursor the request continues from. */
+  after?: Cursor;
 }
 
 /** The request's conditions and order. Server conditions come first; the client's filter can only narrow them. */
 export function compilePage(source: ListSource, request: PageQuery, serverConditions: ServerConditions = () => []): CompiledPage {
+  const parsed = parsePage(source.fields, source.order, request);
   const params = new Params();
   const conditions = serverConditions(params);
-  const filter = compileFilter(request.filter, source.fields, params);
-  if (filter) conditions.push(filter.sql);
-  const terms = compileOrder(request.orderBy, source.fields, source.order);
-  return { where: conditions.length ? ` WHERE ${conditions.join(' AND ')}` : '', terms, params, joined: filter?.joined ?? false };
+  if (parsed.filter) conditions.push(filterSql(parsed.filter.tree, params));
+  return {
+    where: conditions.length ? ` WHERE ${conditions.join(' AND ')}` : '',
+    terms: orderTerms(parsed.order),
+    params,
+    joined: parsed.filter?.joined ?? false,
+    ...(parsed.after && { after: parsed.after }),
+  };
 }
 
 /** The page's statement and its count's. */
 export function buildPageStatements(source: ListSource, request: PageQuery, serverConditions?: ServerConditions): PageStatements {
-  const { where, terms, params, joined } = compilePage(source, request, serverConditions);
+  const { where, terms, params, joined, after } = compilePage(source, request, serverConditions);
   const joins = source.joins ? ` ${source.joins}` : '';
   const count = { text: `SELECT count(*) AS total_count FROM ${source.table}${joined ? joins : ''}${where}`, values: [...params.values] };
   const binding = cursorBinding(source.name, where, count.values, terms);
   let pageWhere = where;
-  if (request.after) {
-    if (request.page !== 1) throw validationError('after', 'continues from the page before, so it takes no page other than 1');
-    const after = afterCondition(terms, decodeCursor(request.after, binding, terms), params);
-    pageWhere = where ? `${where} AND ${after}` : ` WHERE ${after}`;
+  if (after) {
+    const rest = afterCondition(terms, cursorKeys(after, binding), params);
+    pageWhere = where ? `${where} AND ${rest}` : ` WHERE ${rest}`;
   }
   const limit = params.add(request.pageSize + 1);
   const order = orderBySql(terms);
   const columns = `${source.select}, ${keyColumns(terms)}`;
   let text = `SELECT ${columns} FROM ${source.table}${joins}${pageWhere} ORDER BY ${order} LIMIT ${limit}`;
-  if (!request.after && request.page > 1) {
+  if (!after && request.page > 1) {
     // The rows an OFFSET skips cost only their sort keys: the page's rows are found by their unique key first, then
     // read whole (conversions, joined columns) for the page alone. PostgreSQL drops the joins the inner read never uses.
     const key = source.order.tieBreaker.sql;

@@ -10,9 +10,9 @@ export interface InputSchemas {
 
 function fieldErrors(error: z.core.$ZodError): FieldErrors {
   const fields: FieldErrors = {};
-  for (const issue of error.issues) {
-    const field = issue.path.length ? issue.path.join('.') : 'body';
-    (fields[field] ??= []).push(issue.message);
+  for (const fault of error.issues) {
+    const field = fault.path.length ? fault.path.join('.') : 'body';
+    (fields[field] ??= []).push(fault.message);
   }
   return fields;
 }

@@ -106,8 +106,9 @@ export const getSummary = {
   problems,
 } as const satisfies HttpRoute;
 
-/** The public reads over the indexer schema besides the catalog's (listEditions). */
+/** The public reads over the indexer schema. */
 export const indexedRoutes = {
+  listEditions,
   listAccountNfts,
   listListings,
   listAccountStaking,

@@ -7,9 +7,9 @@ import { connectionStore, shardOf } from '@hatchery/core/realtime/connections';
 import { marketChangedMessage } from '@hatchery/core/realtime/events';
 import { fanOutHandler } from '@hatchery/functions/routes/realtime';
 import { parseEmf, type EmfDocument } from '@hatchery/local/metrics';
-import { connectHub, record, waitFor, type Hub } from '../realtime/support';
+import { connectHub, record, waitFor, type Hub } from './support';
 import { startTestStack, type TestStack } from '../support/stack';
-import { bundleHandlers, probe, stackBacking, tracingEnvironment, xrayDaemon, type Bundle } from './lambda';
+import { bundleHandlers, probe, stackBacking, tracingEnvironment, xrayDaemon, type HandlerBundle } from '../support/bundles';
 
 /**
  * The fan-out function, bundled as deployed, invoked in fresh processes with
@@ -20,7 +20,7 @@ import { bundleHandlers, probe, stackBacking, tracingEnvironment, xrayDaemon, ty
  */
 let stack: TestStack;
 let workdir: string;
-let bundle: Bundle;
+let bundle: HandlerBundle;
 let daemon: Awaited<ReturnType<typeof xrayDaemon>>;
 let hub: Hub;
 let shard: number;

@@ -1,24 +1,43 @@
 import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { createSocket } from 'node:dgram';
-import { readFileSync, statSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { gzipSync } from 'node:zlib';
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
 import { build } from 'esbuild';
+import * as z from '@hatchery/platform/schema';
 import type { HttpRoute } from '@hatchery/functions/routes';
+import { demoAddress } from '@hatchery/local/demo-data';
 
 const run = promisify(execFile);
 
 export const repositoryRoot = new URL('../../', import.meta.url).pathname;
 
+/** A function's code as Lambda is given it: one file, its size and its size gzipped (about its zip's). */
 export interface Bundle {
-  handler: string;
   file: string;
-  exportName: string;
   bytes: number;
   gzipBytes: number;
+}
+
+export const bundleOf = (file: string): Bundle => ({ file, bytes: statSync(file).size, gzipBytes: gzipSync(readFileSync(file)).length });
+
+/** A bundle built here from a handler (`path/to/file.export`): what it exports the handler as. */
+export interface HandlerBundle extends Bundle {
+  handler: string;
+  exportName: string;
+}
+
+/** Every workspace package of a checkout, by its name, at its sources: a baseline bundle takes none of this checkout's. */
+function workspaceAliases(sourceRoot: string): Record<string, string> {
+  const packages = join(sourceRoot, 'packages');
+  return Object.fromEntries(
+    readdirSync(packages)
+      .filter((dir) => existsSync(join(packages, dir, 'package.json')))
+      .map((dir) => [(JSON.parse(readFileSync(join(packages, dir, 'package.json'), 'utf8')) as { name: string }).name, join(packages, dir, 'src')]),
+  );
 }
 
 /**
@@ -27,7 +46,7 @@ export interface Bundle {
  * kept, `module` before `main`, pg-native left out, `require` provided.
  * `sourceRoot` bundles another checkout's packages with this one's node_modules.
  */
-export async function bundleHandlers(handlers: readonly string[], outdir: string, sourceRoot = repositoryRoot): Promise<Bundle[]> {
+export async function bundleHandlers(handlers: readonly string[], outdir: string, sourceRoot = repositoryRoot): Promise<HandlerBundle[]> {
   const entries = [...new Set(handlers)].map((handler) => {
     const dot = handler.lastIndexOf('.');
     return { handler, in: join(sourceRoot, `${handler.slice(0, dot)}.ts`), out: handler.slice(0, dot), exportName: handler.slice(dot + 1) };
@@ -45,14 +64,11 @@ export async function bundleHandlers(handlers: readonly string[], outdir: string
     minify: true,
     keepNames: true,
     logLevel: 'silent',
-    alias: Object.fromEntries(['core', 'functions', 'listener'].map((name) => [`@hatchery/${name}`, join(sourceRoot, 'packages', name, 'src')])),
+    alias: workspaceAliases(sourceRoot),
     nodePaths: [join(repositoryRoot, 'node_modules')],
     banner: { js: `import { createRequire as topLevelCreateRequire } from 'module';\nconst require = topLevelCreateRequire(import.meta.url);` },
   });
-  return entries.map(({ handler, out, exportName }) => {
-    const file = join(outdir, `${out}.mjs`);
-    return { handler, file, exportName, bytes: statSync(file).size, gzipBytes: gzipSync(readFileSync(file)).length };
-  });
+  return entries.map(({ handler, out, exportName }) => ({ handler, exportName, ...bundleOf(join(outdir, `${out}.mjs`)) }));
 }
 
 export interface Probe {
@@ -61,6 +77,8 @@ export interface Probe {
   /** CPU (user + system) per warm call, in microseconds, over `warmCalls` calls. */
   warmCpuUs?: number;
   statusCode?: number;
+  /** What the first call answered. */
+  result?: unknown;
   error?: string;
 }
 
@@ -78,6 +96,7 @@ try {
   const result = await module[exportName](event, context(0));
   report.firstCallMs = performance.now() - started;
   report.statusCode = result?.statusCode;
+  report.result = result;
   if (warmCalls > 0) {
     for (let i = 0; i < 20; i++) await module[exportName](event, context('w' + i));
     const cpu = process.cpuUsage();
@@ -88,15 +107,14 @@ try {
 } catch (error) {
   report.error = String(error?.stack ?? error);
 }
-process.stdout.write('\\nPROBE ' + JSON.stringify(report) + '\\n');
-// Lets the X-Ray SDK's UDP sends of the last subsegments leave before the process does.
-await new Promise((resolve) => setTimeout(resolve, 100));
-process.exit(0);
+// A pipe takes a large report (a file's body) in several writes; the X-Ray SDK's UDP sends of the last subsegments need a moment to leave.
+const linger = process.env.AWS_XRAY_DAEMON_ADDRESS ? 100 : 0;
+process.stdout.write('\\nPROBE ' + JSON.stringify(report) + '\\n', () => setTimeout(() => process.exit(0), linger));
 `;
 
 /** Imports and calls one bundle in a fresh Node.js process with only `env` (and PATH); returns the figures and what it printed. */
 export async function probe(
-  bundle: Bundle,
+  bundle: Pick<HandlerBundle, 'file' | 'exportName'>,
   event: unknown,
   env: Record<string, string>,
   options: { warmCalls?: number; cwd?: string } = {},
@@ -148,28 +166,51 @@ export async function xrayDaemon(): Promise<{ port: number; documents: Record<st
   return { port: socket.address().port, documents, close: () => new Promise((resolve) => socket.close(() => resolve())) };
 }
 
-/** An HTTP API (payload 2.0) event for `route`, with a bearer token and a JSON body when given. */
-export function httpEvent(route: HttpRoute, options: { token?: string; body?: unknown } = {}): APIGatewayProxyEventV2 {
+/** Each path parameter's documented example (the route's zod schema), else demo wallet 1; a greedy path matches nothing. */
+function pathParameters(route: HttpRoute): Record<string, string> | undefined {
+  const names = [...route.path.matchAll(/\{(\w+)(\+?)\}/g)];
+  if (!names.length) return undefined;
+  const schema = route.request?.params && (z.toJSONSchema(route.request.params, { io: 'input' }) as { properties?: Record<string, { examples?: string[] }> });
+  return Object.fromEntries(names.map(([, name, greedy]) => [name!, greedy ? 'no/such/path' : (schema?.properties?.[name!]?.examples?.[0] ?? demoAddress(1))]));
+}
+
+/**
+ * An HTTP API (payload 2.0) event for `route` that its function answers
+ * without a token (a public POST is a negotiation); `parameters` replace the
+ * path parameters' examples, and a token or a JSON body are sent when given.
+ */
+export function httpEvent(
+  route: HttpRoute,
+  options: { headers?: Record<string, string>; parameters?: Record<string, string>; token?: string; body?: unknown } = {},
+): APIGatewayProxyEventV2 {
+  const parameters = options.parameters ?? pathParameters(route);
+  const method = route.method === 'ANY' ? 'GET' : route.method;
+  const path = route.path.replace(/\{(\w+)\+?\}/g, (_whole, name: string) => parameters![name]!);
+  const rawQueryString = method === 'POST' && route.auth === 'none' ? 'negotiateVersion=1' : '';
   const now = Date.now();
-  const routeKey = `${route.method} ${route.path}`;
   return {
     version: '2.0',
-    routeKey,
-    rawPath: route.path,
-    rawQueryString: '',
+    routeKey: `${route.method} ${route.path}`,
+    rawPath: path,
+    rawQueryString,
     headers: {
       host: 'api.example.test',
+      'user-agent': 'probe',
+      accept: 'application/json',
       ...(options.token !== undefined && { authorization: `Bearer ${options.token}` }),
       ...(options.body !== undefined && { 'content-type': 'application/json' }),
+      ...options.headers,
     },
+    queryStringParameters: rawQueryString ? Object.fromEntries(new URLSearchParams(rawQueryString)) : undefined,
+    pathParameters: parameters,
     requestContext: {
       accountId: '123456789012',
-      apiId: 'logs',
+      apiId: 'probe',
       domainName: 'api.example.test',
       domainPrefix: 'api',
-      http: { method: route.method, path: route.path, protocol: 'HTTP/1.1', sourceIp: '192.0.2.1', userAgent: 'logging-test' },
+      http: { method, path, protocol: 'HTTP/1.1', sourceIp: '192.0.2.1', userAgent: 'probe' },
       requestId: randomUUID(),
-      routeKey,
+      routeKey: `${route.method} ${route.path}`,
       stage: '$default',
       time: new Date(now).toISOString(),
       timeEpoch: now,

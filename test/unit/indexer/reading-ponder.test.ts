@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { cachedFreshness, decodeCheckpoint, indexedBlockValue } from '@hatchery/core/indexer/freshness';
 import { indexerSchema, indexerTable, notificationChannel } from '@hatchery/core/indexer/names';
 import { tablesToRead } from '@hatchery/core/realtime/changes';
-import { parseIndexedBlock } from '../../packages/client/src/index';
+import { parseIndexedBlock } from '../../../packages/client/src/index';
 
 describe('a notification’s payload', () => {
   it('reads only the tables Ponder’s list names, per-chain partitions included', () => {
