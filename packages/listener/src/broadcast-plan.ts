@@ -14,7 +14,7 @@ export interface BroadcastPlan {
   ownRate?: number;
   /** The shards too large to post here, each handed to a shard invocation. */
   handed: number[];
-  /** Each handed shard's rate: its part of the broadcast share, less what 429s taught the listener. */
+  /** Each handed shard's rate: its part of the broadcast share; what 429s taught is the shard's own pacer's to apply. */
   shardRate?: number;
 }
 
@@ -23,8 +23,6 @@ export interface PlanInputs {
   broadcastShare: number | undefined;
   /** How many handed shards post at once. */
   shardConcurrency: number;
-  /** What 429s left of the listener's rate (Pacer.factor), which shards must respect too. */
-  paceFactor: number;
 }
 
 /**
@@ -34,12 +32,12 @@ export interface PlanInputs {
  * posting at once: each small shard counts as one, as do the handed shards up
  * to the shard concurrency.
  */
-export function planBroadcast(peeks: readonly PeekedShard[], { broadcastShare, shardConcurrency, paceFactor }: PlanInputs): BroadcastPlan {
+export function planBroadcast(peeks: readonly PeekedShard[], { broadcastShare, shardConcurrency }: PlanInputs): BroadcastPlan {
   const posting = peeks.filter(({ peek }) => peek.ids.length > 0 || !peek.complete);
   const small = posting.filter(({ peek }) => peek.complete);
   const handed = posting.filter(({ peek }) => !peek.complete).map(({ shard }) => shard);
   const own = small.flatMap(({ peek }) => peek.ids);
   if (broadcastShare === undefined) return { own, handed };
   const lanes = Math.max(1, small.length + Math.min(handed.length, Math.max(1, shardConcurrency)));
-  return { own, ownRate: (broadcastShare * Math.max(1, small.length)) / lanes, handed, shardRate: (broadcastShare * paceFactor) / lanes };
+  return { own, ownRate: (broadcastShare * Math.max(1, small.length)) / lanes, handed, shardRate: broadcastShare / lanes };
 }

@@ -87,7 +87,7 @@ export function broadcaster(parts: BroadcasterParts, metrics: ReturnType<typeof 
       const peeks = await Promise.all(shards.map((shard) => store.peek(shard, perShard + 1).then((peek): PeekedShard => ({ shard, peek }), failed(shard))));
       const plan = planBroadcast(
         peeks.filter((each) => each !== undefined),
-        { broadcastShare: shares?.broadcast, shardConcurrency, paceFactor: broadcastPace.factor },
+        { broadcastShare: shares?.broadcast, shardConcurrency },
       );
       if (plan.own.length && plan.ownRate !== undefined) broadcastPace.setTarget(plan.ownRate);
       let own: Delivery = noDelivery;

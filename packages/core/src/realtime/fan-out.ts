@@ -164,7 +164,10 @@ async function forget(connectionId: string, { store, log }: FanOutParts, stopAt:
  * What one shard invocation is handed (the fan-out function's event): the
  * event it posts (its ledger key, `marketChanged#<version>`), the encoded
  * frame, the shard to post it to, and the shard's part of the broadcast
- * budget (absent: no budget).
+ * budget (absent: no budget). The part is the budget's, never reduced by
+ * what 429s taught: that lesson is the shard's pacer's, kept by its fan-out
+ * function instance, and a rate reduced by another pacer's lesson would be
+ * reduced twice.
  */
 export const shardJobSchema = z.object({
   event: z.string().check(z.minLength(1), z.maxLength(200)),
