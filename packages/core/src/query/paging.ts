@@ -26,13 +26,12 @@ function totalFromPage(request: PageQuery, itemCount: number, more: boolean): nu
 }
 
 /**
- * Reads one page and its total and shapes the envelope, each row through
- * `toItem`; a missing indexer table is an empty page, never an error.
+ * Reads one page and its total and shapes the envelope, each row made the
+ * source's item; a missing indexer table is an empty page, never an error.
  */
-export async function readPage<Row extends Record<string, unknown>, Item>(
+export async function readPage<Item = unknown>(
   source: ListSource,
   request: PageQuery,
-  toItem: (row: Row) => Item,
   serverConditions?: ServerConditions,
   counts: CountCache = listCounts,
 ): Promise<Page<Item>> {
@@ -45,12 +44,13 @@ export async function readPage<Row extends Record<string, unknown>, Item>(
     ...(nextCursor !== undefined && { nextCursor }),
   });
   try {
-    const read = await query<Row>(statements.page.text, statements.page.values);
+    const read = await query<Record<string, unknown>>(statements.page.text, statements.page.values);
     const more = read.length > request.pageSize;
     const rows = more ? read.slice(0, request.pageSize) : read;
     const last = rows.at(-1);
     const nextCursor = more && last ? encodeCursor(statements.binding, keysOf(last, statements.terms)) : undefined;
-    for (const row of rows) statements.terms.forEach((_term, index) => delete row[keyColumn(index)]);
+    const keys = statements.terms.map((_term, index) => keyColumn(index));
+    for (const row of rows) for (const key of keys) delete row[key];
     const shown = rows.length === 0 ? 0 : request.after ? rows.length : (request.page - 1) * request.pageSize + rows.length;
     const totalCount =
       totalFromPage(request, rows.length, more) ??
@@ -62,7 +62,8 @@ export async function readPage<Row extends Record<string, unknown>, Item>(
           return Number(row?.total_count ?? 0);
         }),
       );
-    return page(rows.map(toItem), totalCount, nextCursor);
+    const items = (source.toItem ? rows.map(source.toItem) : rows) as Item[];
+    return page(items, totalCount, nextCursor);
   } catch (error) {
     if (isMissingRelation(error)) return page([], 0);
     throw error;
