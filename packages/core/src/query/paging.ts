@@ -1,7 +1,10 @@
+import { LRUCache } from '@aws-lambda-powertools/commons/utils/lru-cache';
 import { isMissingRelation, query } from '../db';
+import { limits } from '../limits';
+import { Params } from './compile';
 import { encodeCursor, keyColumn, keysOf } from './cursor';
 import { listCounts, type CountCache } from './count-cache';
-import { buildPageStatements, type ListSource, type PageQuery, type ServerConditions } from './page-query';
+import { buildPageStatements, type ListSource, type PageQuery, type PageStatements, type ServerConditions } from './page-query';
 
 export interface Page<T> {
   items: T[];
@@ -25,6 +28,39 @@ function totalFromPage(request: PageQuery, itemCount: number, more: boolean): nu
   return undefined;
 }
 
+const compiled = new WeakMap<ListSource, LRUCache<string, PageStatements>>();
+
+/**
+ * The statements of a request, compiled once per instance: the same list,
+ * server conditions and query always make the same ones, and a busy list
+ * sees the same few queries again and again.
+ */
+export function pageStatements(source: ListSource, request: PageQuery, serverConditions?: ServerConditions): PageStatements {
+  const server = new Params();
+  const conditions = serverConditions?.(server) ?? [];
+  // The table names the indexer's schema, a setting that tests and tools change in one process.
+  const key = [
+    source.table,
+    conditions.join('\0'),
+    JSON.stringify(server.values),
+    request.filter ?? '',
+    request.orderBy ?? '',
+    request.after ?? '',
+    request.page,
+    request.pageSize,
+    request.minBlock ?? '',
+    request.v ?? '',
+  ].join('\n');
+  let memo = compiled.get(source);
+  if (!memo) compiled.set(source, (memo = new LRUCache({ maxSize: limits.compiledPages })));
+  let statements = memo.get(key);
+  if (!statements) {
+    statements = buildPageStatements(source, request, serverConditions);
+    memo.add(key, statements);
+  }
+  return statements;
+}
+
 /**
  * Reads one page and its total and shapes the envelope, each row made the
  * source's item; a missing indexer table is an empty page, never an error.
@@ -35,7 +71,7 @@ export async function readPage<Item = unknown>(
   serverConditions?: ServerConditions,
   counts: CountCache = listCounts,
 ): Promise<Page<Item>> {
-  const statements = buildPageStatements(source, request, serverConditions);
+  const statements = pageStatements(source, request, serverConditions);
   const page = (items: Item[], totalCount: number, nextCursor?: string): Page<Item> => ({
     items,
     totalCount,
@@ -49,8 +85,10 @@ export async function readPage<Item = unknown>(
     const rows = more ? read.slice(0, request.pageSize) : read;
     const last = rows.at(-1);
     const nextCursor = more && last ? encodeCursor(statements.binding, keysOf(last, statements.terms)) : undefined;
-    const keys = statements.terms.map((_term, index) => keyColumn(index));
-    for (const row of rows) for (const key of keys) delete row[key];
+    for (let index = 0; index < statements.terms.length; index++) {
+      const key = keyColumn(index);
+      for (const row of rows) delete row[key];
+    }
     const shown = rows.length === 0 ? 0 : request.after ? rows.length : (request.page - 1) * request.pageSize + rows.length;
     const totalCount =
       totalFromPage(request, rows.length, more) ??
