@@ -1,8 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { listingsModel } from '@hatchery/core/indexer/listings';
+import { activeListings, listingsModel, listingsSource } from '@hatchery/core/indexer/listings';
 import { nftsModel } from '@hatchery/core/indexer/nfts';
 import { itemSchema } from '@hatchery/core/query/item-schema';
 import { buildPageStatements, pageQuerySchema } from '@hatchery/core/query/page-query';
+import { pageStatements } from '@hatchery/core/query/paging';
 import { listSource, type ItemOf } from '@hatchery/core/query/read-model';
 import { openApiDocument } from '@hatchery/functions/openapi';
 import { listListings } from '@hatchery/functions/routes/indexed';
@@ -74,5 +75,18 @@ describe('a read model declared once', () => {
     const flat = { ...nftsModel, fields: { tokenId: nftsModel.fields.tokenId, staked: nftsModel.fields.staked } } as const;
     expect(listSource(flat).toItem).toBeUndefined();
     expect(listSource(nftsModel).toItem).toBeDefined();
+  });
+});
+
+describe('compiled statements', () => {
+  it('are compiled once per list and query, and never shared by two queries', () => {
+    const query = (raw: Record<string, string>) => pageQuerySchema.parse(raw);
+    const first = pageStatements(listingsSource, query({ filter: 'rarity>1', orderBy: 'price' }), activeListings);
+    expect(pageStatements(listingsSource, query({ filter: 'rarity>1', orderBy: 'price' }), activeListings)).toBe(first);
+    expect(first).toEqual(buildPageStatements(listingsSource, query({ filter: 'rarity>1', orderBy: 'price' }), activeListings));
+    const seen = pageStatements(listingsSource, query({ filter: 'rarity>1', orderBy: 'price', v: 'a' }), activeListings);
+    expect(seen).not.toBe(first);
+    expect(seen.countKey).not.toBe(first.countKey);
+    expect(pageStatements(listingsSource, query({ filter: 'rarity>1', orderBy: 'price', pageSize: '5' }), activeListings)).not.toBe(first);
   });
 });

@@ -38,19 +38,20 @@ const compiled = new WeakMap<ListSource, LRUCache<string, PageStatements>>();
 export function pageStatements(source: ListSource, request: PageQuery, serverConditions?: ServerConditions): PageStatements {
   const server = new Params();
   const conditions = serverConditions?.(server) ?? [];
-  // The table names the indexer's schema, a setting that tests and tools change in one process.
-  const key = [
+  // The table names the indexer's schema, a setting that tests and tools change in one process. JSON, so that no
+  // client text (a newline in a filter) can make two requests' keys alike.
+  const key = JSON.stringify([
     source.table,
-    conditions.join('\0'),
-    JSON.stringify(server.values),
-    request.filter ?? '',
-    request.orderBy ?? '',
-    request.after ?? '',
+    conditions,
+    server.values,
+    request.filter,
+    request.orderBy,
+    request.after,
     request.page,
     request.pageSize,
-    request.minBlock ?? '',
-    request.v ?? '',
-  ].join('\n');
+    request.minBlock,
+    request.v,
+  ]);
   let memo = compiled.get(source);
   if (!memo) compiled.set(source, (memo = new LRUCache({ maxSize: limits.compiledPages })));
   let statements = memo.get(key);
