@@ -86,10 +86,8 @@ export async function readPage<Item = unknown>(
     const rows = more ? read.slice(0, request.pageSize) : read;
     const last = rows.at(-1);
     const nextCursor = more && last ? encodeCursor(statements.binding, keysOf(last, statements.terms)) : undefined;
-    for (let index = 0; index < statements.terms.length; index++) {
-      const key = keyColumn(index);
-      for (const row of rows) delete row[key];
-    }
+    // The key columns are the row's last: deleted last first, each row keeps V8's fast shape, which JSON.stringify needs.
+    for (const row of rows) for (let index = statements.terms.length - 1; index >= 0; index--) delete row[keyColumn(index)];
     const shown = rows.length === 0 ? 0 : request.after ? rows.length : (request.page - 1) * request.pageSize + rows.length;
     const totalCount =
       totalFromPage(request, rows.length, more) ??
