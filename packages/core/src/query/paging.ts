@@ -1,3 +1,4 @@
+import { hash } from 'node:crypto';
 import { LRUCache } from '@aws-lambda-powertools/commons/utils/lru-cache';
 import { isMissingRelation, query } from '../db';
 import { limits } from '../limits';
@@ -56,7 +57,9 @@ export function pageStatements(source: ListSource, request: PageQuery, serverCon
   if (!memo) compiled.set(source, (memo = new LRUCache({ maxSize: limits.compiledPages })));
   let statements = memo.get(key);
   if (!statements) {
-    statements = buildPageStatements(source, request, serverConditions);
+    const built = buildPageStatements(source, request, serverConditions);
+    // The count cache holds many more entries than this memo: a digest keeps each small whatever the filter, taken once here.
+    statements = { ...built, countKey: hash('sha256', built.countKey, 'base64url') };
     memo.add(key, statements);
   }
   return statements;
