@@ -26,6 +26,7 @@ const sections: Record<string, BenchSection> = {
   'min-block': (context) => import('./min-block').then(({ minBlockBench }) => minBlockBench(context)),
   pings: (context) => import('./pings').then(({ pingsBench }) => pingsBench(context)),
   warm: (context) => import('./warm').then(({ warmBench }) => warmBench(context)),
+  throughput: (context) => import('./throughput').then(({ throughputBench }) => throughputBench(context)),
   // Last: it stops the stack's listener for listeners of its own.
   quota: (context) => import('./quota').then(({ quotaBench }) => quotaBench(context)),
 };

@@ -39,8 +39,8 @@ export interface RouteTypes {
       readonly id: 'bigint';
       readonly name: 'text';
       readonly rarity: 'integer';
-      readonly active: 'boolean';
       readonly distribution: 'integer';
+      readonly active: 'boolean';
     };
   };
   listAccountNfts: {
@@ -85,8 +85,8 @@ export interface RouteTypes {
       readonly editionId: 'bigint';
       readonly editionName: 'text';
       readonly rarity: 'integer';
-      readonly gender: 'integer';
       readonly staked: 'boolean';
+      readonly gender: 'integer';
     };
   };
   listListings: {
@@ -169,11 +169,11 @@ export interface RouteTypes {
       nextCursor?: string | undefined;
     };
     fields: {
-      readonly status: 'text';
-      readonly matched: 'boolean';
       readonly pairId: 'bigint';
+      readonly matched: 'boolean';
       readonly stakedAt: 'bigint';
       readonly lastClaimAt: 'bigint';
+      readonly status: 'text';
     };
   };
   listAccountForgeRequests: {
@@ -207,9 +207,9 @@ export interface RouteTypes {
       nextCursor?: string | undefined;
     };
     fields: {
-      readonly status: 'text';
-      readonly tier: 'integer';
       readonly requestId: 'bigint';
+      readonly tier: 'integer';
+      readonly status: 'text';
     };
   };
   getAccountReferral: {
@@ -260,9 +260,9 @@ export interface RouteTypes {
       nextCursor?: string | undefined;
     };
     fields: {
+      readonly tokenId: 'bigint';
       readonly seller: 'text';
       readonly buyer: 'text';
-      readonly tokenId: 'bigint';
       readonly blockNumber: 'bigint';
     };
   };

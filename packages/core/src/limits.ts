@@ -21,6 +21,10 @@ export const limits = {
   minBlock: { waitMs: 3_000, pollMs: 200, maxAheadBlocks: 10_000, retryAfterSeconds: 1 },
   /** A list's totalCount is shared per instance for this long, keyed by list and compiled filter; the entries are bounded. */
   countCache: { ttlMs: 5_000, maxEntries: 10_000 },
+  /** Compiled page statements kept per list and instance, by the request's query. */
+  compiledPages: 256,
+  /** A request at least this long logs its line at INFO like a failed one (docs/operating.md, Logs). */
+  slowRequestMs: 1_000,
   /** Successful public GETs: what a shared cache (CloudFront) may serve without asking, then serve stale while it revalidates. */
   publicCache: { sMaxAgeSeconds: 5, staleWhileRevalidateSeconds: 5 },
   /** A list's `after`, the cursor of the page before: the longest this service writes is well under it. */

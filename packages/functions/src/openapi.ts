@@ -228,10 +228,10 @@ function problemResponse(route: HttpRoute, status: number) {
   };
 }
 
-function successResponse(name: string, route: HttpRoute) {
+function successResponse(name: string, route: HttpRoute, answerOf: (name: string) => z.ZodMiniType | undefined) {
   if (route.produces === 'text/html') return { description: 'An HTML page.', content: { 'text/html': { schema: { type: 'string' } } } };
   if (route.produces === 'other') return { description: 'The file.', content: { '*/*': { schema: { type: 'string', format: 'binary' } } } };
-  const response = responseOf(name);
+  const response = answerOf(name);
   if (!response) return { description: 'OK', content: { 'application/json': { schema: { type: 'object' } } } };
   const schema = outputSchema(response);
   const indexed = route.indexed && {
@@ -254,7 +254,7 @@ function successResponse(name: string, route: HttpRoute) {
   return { description: 'OK', ...indexed, content: { 'application/json': { schema, example: exampleFor(schema, demoStringsFor(route.path)) } } };
 }
 
-function operation(name: string, route: HttpRoute) {
+function operation(name: string, route: HttpRoute, answerOf: (name: string) => z.ZodMiniType | undefined) {
   const statuses = new Set<number>([
     500,
     ...(route.request ? [422] : []),
@@ -274,18 +274,19 @@ function operation(name: string, route: HttpRoute) {
     ...(body && { requestBody: { required: true, content: { 'application/json': { schema: body, example: exampleFor(body, demoStringsFor(route.path)) } } } }),
     ...(route.list && { 'x-default-order': defaultOrderOf(route.list) }),
     responses: {
-      200: successResponse(name, route),
+      200: successResponse(name, route, answerOf),
       ...Object.fromEntries([...statuses].sort().map((status) => [status, problemResponse(route, status)])),
     },
   };
 }
 
 /** The OpenAPI 3.1 document, derived from the route table, its zod schemas and the read models' field maps. */
-export function openApiDocument(routes: Record<string, HttpRoute> = httpRoutes) {
+/** The document of `routes`, each answering what `answerOf` names for it (responses.ts for the route table). */
+export function openApiDocument(routes: Record<string, HttpRoute> = httpRoutes, answerOf: (name: string) => z.ZodMiniType | undefined = responseOf) {
   const paths: Record<string, Record<string, unknown>> = {};
   for (const [name, route] of Object.entries(routes)) {
     if (route.method === 'OPTIONS' || route.method === 'ANY' || route.produces === 'other') continue;
-    (paths[route.path] ??= {})[route.method.toLowerCase()] = operation(name, route);
+    (paths[route.path] ??= {})[route.method.toLowerCase()] = operation(name, route, answerOf);
   }
   // Swagger UI shows the tags in this order: the API's own as the routes first name them, the service's own last.
   const tagNames = [...new Set(Object.values(paths).flatMap((operations) => Object.values(operations).map((each) => (each as { tags: string[] }).tags[0]!)))];

@@ -1,12 +1,13 @@
 import { accountSchema, challengeSchema } from '@hatchery/core/accounts/wire';
 import { healthSchema } from '@hatchery/core/health';
-import { editionSchema } from '@hatchery/core/indexer/editions-schema';
-import { forgeRequestSchema } from '@hatchery/core/indexer/forge-requests-schema';
-import { listingSchema } from '@hatchery/core/indexer/listings-schema';
-import { nftItemSchema } from '@hatchery/core/indexer/nfts-schema';
+import { editionsModel } from '@hatchery/core/indexer/editions';
+import { forgeRequestsModel } from '@hatchery/core/indexer/forge-requests';
+import { listingsModel } from '@hatchery/core/indexer/listings';
+import { nftsModel } from '@hatchery/core/indexer/nfts';
 import { referralInfoSchema } from '@hatchery/core/indexer/referral';
-import { saleSchema } from '@hatchery/core/indexer/sales-schema';
-import { stakingPairSchema } from '@hatchery/core/indexer/staking-schema';
+import { salesModel } from '@hatchery/core/indexer/sales';
+import { stakingModel } from '@hatchery/core/indexer/staking';
+import { itemSchema } from '@hatchery/core/query/item-schema';
 import { summarySchema } from '@hatchery/core/indexer/summary';
 import { negotiateResponseSchema } from '@hatchery/core/realtime/protocol';
 import type * as z from '@hatchery/platform/schema';
@@ -20,23 +21,24 @@ import { pageSchema } from './schemas';
  * and a handler that imported its answer's schema would construct it at every
  * cold start for a description only these readers use (docs/deploying.md,
  * "Function sizes and cold starts"). The schemas it names live in modules
- * no handler imports (a list's item in its read model's `-schema.ts`): a
- * bundle leaves out a module it takes nothing from, but keeps every statement
- * of a module it takes something from that calls zod. A route with none
+ * no handler imports (a list's item is built here from its read model's
+ * declaration, by core/query/item-schema.ts): a bundle leaves out a module it
+ * takes nothing from, but keeps every statement of a module it takes
+ * something from that calls zod. A route with none
  * answers what its handler shapes (HTML, a file, a redirect) or nothing.
  */
 export const responses = {
-  listEditions: pageSchema(editionSchema),
+  listEditions: pageSchema(itemSchema(editionsModel)),
   getMe: accountSchema,
   requestWalletNonce: challengeSchema,
   linkWallet: accountSchema,
   unlinkWallet: accountSchema,
-  listAccountNfts: pageSchema(nftItemSchema),
-  listListings: pageSchema(listingSchema),
-  listAccountStaking: pageSchema(stakingPairSchema),
-  listAccountForgeRequests: pageSchema(forgeRequestSchema),
+  listAccountNfts: pageSchema(itemSchema(nftsModel)),
+  listListings: pageSchema(itemSchema(listingsModel)),
+  listAccountStaking: pageSchema(itemSchema(stakingModel)),
+  listAccountForgeRequests: pageSchema(itemSchema(forgeRequestsModel)),
   getAccountReferral: referralInfoSchema,
-  listSales: pageSchema(saleSchema),
+  listSales: pageSchema(itemSchema(salesModel)),
   getSummary: summarySchema,
   negotiateHub: negotiateResponseSchema,
   health: healthSchema,

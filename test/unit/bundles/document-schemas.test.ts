@@ -11,6 +11,7 @@ import { functionHandlers, handlerImportChain } from '../../infra/library-floor'
  */
 const documentOnly = (file: string) =>
   /^packages\/core\/src\/indexer\/[a-z-]+-schema\.ts$/.test(file) ||
+  file === 'packages/core/src/query/item-schema.ts' ||
   file === 'packages/functions/src/responses.ts' ||
   file === 'packages/functions/src/problem-schema.ts';
 

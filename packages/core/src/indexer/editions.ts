@@ -1,27 +1,30 @@
-import type { ListSource } from '../query/page-query';
-import type { FieldMap } from '../query/compile';
+import { listSource, type ItemOf } from '../query/read-model';
 import { indexerTable } from './names';
-import type { editionSchema } from './editions-schema';
-import type * as z from '@hatchery/platform/schema';
 
-export type EditionDto = z.infer<typeof editionSchema>;
-
-export const editionFields = {
-  id: { sql: 'edition_id', type: 'bigint' },
-  name: { sql: 'name', type: 'text', words: true },
-  rarity: { sql: 'rarity', type: 'integer' },
-  active: { sql: 'active', type: 'boolean' },
-  distribution: { sql: 'distribution', type: 'integer' },
-} as const satisfies FieldMap;
-
-export const editionsSource = {
+export const editionsModel = {
   name: 'editions',
   get table() {
     return indexerTable('editions');
   },
-  select: `edition_id::text AS id, name, art_uri AS "artUri", health, skill, morale, rarity,
-    max_supply::text AS "maxSupply", minted::text AS minted, mint_start::text AS "mintStart",
-    mint_end::text AS "mintEnd", price::text AS price, distribution, active`,
-  fields: editionFields,
+  fields: {
+    id: { sql: 'edition_id', type: 'bigint', filter: true },
+    name: { sql: 'name', type: 'string', filter: true, words: true },
+    artUri: { sql: 'art_uri', type: 'string' },
+    health: { sql: 'health', type: 'int' },
+    skill: { sql: 'skill', type: 'int' },
+    morale: { sql: 'morale', type: 'int' },
+    rarity: { sql: 'rarity', type: 'int', filter: true },
+    maxSupply: { sql: 'max_supply', type: 'bigint' },
+    minted: { sql: 'minted', type: 'bigint' },
+    mintStart: { sql: 'mint_start', type: 'bigint' },
+    mintEnd: { sql: 'mint_end', type: 'bigint' },
+    price: { sql: 'price', type: 'bigint', description: 'Wei.' },
+    distribution: { sql: 'distribution', type: 'int', filter: true },
+    active: { sql: 'active', type: 'boolean', filter: true },
+  },
   order: { defaultOrder: [{ field: 'id', direction: 'asc' }], tieBreaker: { sql: 'edition_id', direction: 'asc', type: 'bigint' } },
-} satisfies ListSource;
+} as const;
+
+export const editionsSource = listSource(editionsModel);
+export const editionFields = editionsSource.fields;
+export type EditionDto = ItemOf<typeof editionsModel.fields>;

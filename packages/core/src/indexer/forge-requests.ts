@@ -1,27 +1,26 @@
-import type { ListSource } from '../query/page-query';
-import type { FieldMap, Params } from '../query/compile';
+import type { Params } from '../query/compile';
+import { listSource, type ItemOf } from '../query/read-model';
 import { indexerAddress, indexerTable } from './names';
-import type { forgeRequestSchema } from './forge-requests-schema';
-import type * as z from '@hatchery/platform/schema';
 
-export type ForgeRequestDto = z.infer<typeof forgeRequestSchema>;
-
-export const forgeRequestFields = {
-  status: { sql: 'status', type: 'text' },
-  tier: { sql: 'tier', type: 'integer' },
-  requestId: { sql: 'request_id', type: 'bigint' },
-} as const satisfies FieldMap;
-
-export const forgeRequestsSource = {
+export const forgeRequestsModel = {
   name: 'forge-requests',
   get table() {
     return indexerTable('forge_requests');
   },
-  select: `request_id::text AS "requestId", tier, status, token_id::text AS "tokenId", edition_id::text AS "editionId",
-    block_number::text AS "blockNumber"`,
-  fields: forgeRequestFields,
+  fields: {
+    requestId: { sql: 'request_id', type: 'bigint', filter: true },
+    tier: { sql: 'tier', type: 'int', filter: true },
+    status: { sql: 'status', type: 'string', filter: true },
+    tokenId: { sql: 'token_id', type: 'bigint', optional: true, description: 'Absent until the request is fulfilled.' },
+    editionId: { sql: 'edition_id', type: 'bigint', optional: true, description: 'Absent until the request is fulfilled.' },
+    blockNumber: { sql: 'block_number', type: 'bigint' },
+  },
   order: { defaultOrder: [{ field: 'requestId', direction: 'desc' }], tieBreaker: { sql: 'request_id', direction: 'desc', type: 'bigint' } },
-} satisfies ListSource;
+} as const;
+
+export const forgeRequestsSource = listSource(forgeRequestsModel);
+export const forgeRequestFields = forgeRequestsSource.fields;
+export type ForgeRequestDto = ItemOf<typeof forgeRequestsModel.fields>;
 
 /** Every status is served; only the buyer is fixed. */
 export const requestedBy = (buyer: string) => (params: Params) => [`buyer = ${params.add(indexerAddress(buyer))}`];

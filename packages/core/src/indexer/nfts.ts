@@ -1,22 +1,9 @@
-import type { ListSource } from '../query/page-query';
-import type { FieldMap, Params } from '../query/compile';
+import type { Params } from '../query/compile';
+import { listSource, type ItemOf } from '../query/read-model';
 import { indexerAddress, indexerTable } from './names';
-import type { nftItemSchema } from './nfts-schema';
-import type * as z from '@hatchery/platform/schema';
-
-export type NftItemDto = z.infer<typeof nftItemSchema>;
 
 // Edition columns go through coalesce: an NFT whose edition is not indexed yet is still listed, with "" and 0 (as listings do).
-export const nftFields = {
-  tokenId: { sql: 'n.token_id', type: 'bigint' },
-  editionId: { sql: 'n.edition_id', type: 'bigint' },
-  editionName: { sql: `coalesce(e.name, '')`, type: 'text', joined: true, words: true },
-  rarity: { sql: 'coalesce(e.rarity, 0)', type: 'integer', joined: true },
-  gender: { sql: 'n.gender', type: 'integer' },
-  staked: { sql: 'n.staked', type: 'boolean' },
-} as const satisfies FieldMap;
-
-export const nftsSource = {
+export const nftsModel = {
   name: 'nfts',
   get table() {
     return `${indexerTable('nfts')} n`;
@@ -24,12 +11,29 @@ export const nftsSource = {
   get joins() {
     return `LEFT JOIN ${indexerTable('editions')} e ON e.edition_id = n.edition_id`;
   },
-  select: `n.token_id::text AS "tokenId", coalesce(e.health, 0) AS health, coalesce(e.skill, 0) AS skill,
-    coalesce(e.morale, 0) AS morale, n.gender, n.edition_id::text AS "editionId", ${nftFields.editionName.sql} AS "editionName",
-    coalesce(e.art_uri, '') AS "artUri", ${nftFields.rarity.sql} AS rarity, n.nft_name AS "nftName", n.staked`,
-  fields: nftFields,
+  fields: {
+    tokenId: { sql: 'n.token_id', type: 'bigint', filter: true },
+    attributes: {
+      group: {
+        health: { sql: 'coalesce(e.health, 0)', type: 'int' },
+        skill: { sql: 'coalesce(e.skill, 0)', type: 'int' },
+        morale: { sql: 'coalesce(e.morale, 0)', type: 'int' },
+        gender: { sql: 'n.gender', type: 'int', filter: true },
+      },
+    },
+    editionId: { sql: 'n.edition_id', type: 'bigint', filter: true },
+    editionName: { sql: `coalesce(e.name, '')`, type: 'string', filter: true, joined: true, words: true },
+    artUri: { sql: `coalesce(e.art_uri, '')`, type: 'string' },
+    rarity: { sql: 'coalesce(e.rarity, 0)', type: 'int', filter: true, joined: true },
+    nftName: { sql: 'n.nft_name', type: 'string' },
+    staked: { sql: 'n.staked', type: 'boolean', filter: true },
+  },
   order: { defaultOrder: [{ field: 'tokenId', direction: 'desc' }], tieBreaker: { sql: 'n.token_id', direction: 'desc', type: 'bigint' } },
-} satisfies ListSource;
+} as const;
+
+export const nftsSource = listSource(nftsModel);
+export const nftFields = nftsSource.fields;
+export type NftItemDto = ItemOf<typeof nftsModel.fields>;
 
 /** The owner match (docs/http-api.md) is case-insensitive, staked NFTs are included, burned ones never. */
 export const ownedNfts = (owner: string) => (params: Params) => [`n.owner = ${params.add(indexerAddress(owner))}`, 'NOT n.burned'];

@@ -1,25 +1,23 @@
-import type { ListSource } from '../query/page-query';
-import type { FieldMap } from '../query/compile';
+import { listSource, type ItemOf } from '../query/read-model';
 import { indexerTable } from './names';
-import type { saleSchema } from './sales-schema';
-import type * as z from '@hatchery/platform/schema';
 
-export type SaleDto = z.infer<typeof saleSchema>;
-
-export const saleFields = {
-  seller: { sql: 'seller', type: 'text' },
-  buyer: { sql: 'buyer', type: 'text' },
-  tokenId: { sql: 'token_id', type: 'bigint' },
-  blockNumber: { sql: 'block_number', type: 'bigint' },
-} as const satisfies FieldMap;
-
-export const salesSource = {
+export const salesModel = {
   name: 'sales',
   get table() {
     return indexerTable('sales');
   },
-  select: `token_id::text AS "tokenId", seller, buyer, price::text AS price, platform_fee::text AS "platformFee",
-    royalty::text AS royalty, block_number::text AS "blockNumber"`,
-  fields: saleFields,
+  fields: {
+    tokenId: { sql: 'token_id', type: 'bigint', filter: true },
+    seller: { sql: 'seller', type: 'address', filter: true },
+    buyer: { sql: 'buyer', type: 'address', filter: true },
+    price: { sql: 'price', type: 'bigint', description: 'Wei.' },
+    platformFee: { sql: 'platform_fee', type: 'bigint', description: 'Wei.' },
+    royalty: { sql: 'royalty', type: 'bigint', description: 'Wei.' },
+    blockNumber: { sql: 'block_number', type: 'bigint', filter: true },
+  },
   order: { defaultOrder: [{ field: 'blockNumber', direction: 'desc' }], tieBreaker: { sql: 'id', direction: 'desc', type: 'text' } },
-} satisfies ListSource;
+} as const;
+
+export const salesSource = listSource(salesModel);
+export const saleFields = salesSource.fields;
+export type SaleDto = ItemOf<typeof salesModel.fields>;

@@ -1,31 +1,29 @@
-import type { ListSource } from '../query/page-query';
-import type { FieldMap, Params } from '../query/compile';
+import type { Params } from '../query/compile';
+import { listSource, type ItemOf } from '../query/read-model';
 import { indexerAddress, indexerTable } from './names';
-import type { stakingPairSchema } from './staking-schema';
-import type * as z from '@hatchery/platform/schema';
-
-export type StakingPairDto = z.infer<typeof stakingPairSchema>;
 
 /** The only pair status the endpoint serves (docs/http-api.md); unstaked pairs never appear. */
 export const stakedPairStatus = 'Staked';
 
-export const stakingFields = {
-  status: { sql: 'status', type: 'text' },
-  matched: { sql: 'matched', type: 'boolean' },
-  pairId: { sql: 'pair_id', type: 'bigint' },
-  stakedAt: { sql: 'staked_at', type: 'bigint' },
-  lastClaimAt: { sql: 'last_claim_at', type: 'bigint' },
-} as const satisfies FieldMap;
-
-export const stakingSource = {
+export const stakingModel = {
   name: 'staking',
   get table() {
     return indexerTable('staking_pairs');
   },
-  select: `pair_id::text AS "pairId", male_id::text AS "maleId", female_id::text AS "femaleId", matched,
-    staked_at::text AS "stakedAt", last_claim_at::text AS "lastClaimAt", status`,
-  fields: stakingFields,
+  fields: {
+    pairId: { sql: 'pair_id', type: 'bigint', filter: true },
+    maleId: { sql: 'male_id', type: 'bigint' },
+    femaleId: { sql: 'female_id', type: 'bigint' },
+    matched: { sql: 'matched', type: 'boolean', filter: true },
+    stakedAt: { sql: 'staked_at', type: 'bigint', filter: true },
+    lastClaimAt: { sql: 'last_claim_at', type: 'bigint', filter: true },
+    status: { sql: 'status', type: 'string', filter: true },
+  },
   order: { defaultOrder: [{ field: 'stakedAt', direction: 'desc' }], tieBreaker: { sql: 'pair_id', direction: 'desc', type: 'bigint' } },
-} satisfies ListSource;
+} as const;
+
+export const stakingSource = listSource(stakingModel);
+export const stakingFields = stakingSource.fields;
+export type StakingPairDto = ItemOf<typeof stakingModel.fields>;
 
 export const stakedBy = (staker: string) => (params: Params) => [`staker = ${params.add(indexerAddress(staker))}`, `status = ${params.add(stakedPairStatus)}`];

@@ -1,4 +1,3 @@
-import { hash } from 'node:crypto';
 import { LRUCache } from '@aws-lambda-powertools/commons/utils/lru-cache';
 import { limits } from '../limits';
 
@@ -20,18 +19,16 @@ export function createCountCache(options: CountCacheOptions): CountCache {
   const entries = new LRUCache<string, { count: Promise<number>; expiresAt: number }>({ maxSize: options.maxEntries });
   return {
     get(key, load) {
-      // Keys hold whole statements and their values; a digest keeps each entry small whatever the filter.
-      const digest = hash('sha256', key, 'base64url');
-      const cached = entries.get(digest);
+      const cached = entries.get(key);
       if (cached && clock.now() < cached.expiresAt) return cached.count;
       const entry = { count: load(), expiresAt: Infinity };
-      entries.add(digest, entry);
+      entries.add(key, entry);
       entry.count.then(
         () => {
           entry.expiresAt = clock.now() + options.ttlMs;
         },
         () => {
-          if (entries.get(digest) === entry) entries.remove(digest);
+          if (entries.get(key) === entry) entries.remove(key);
         },
       );
       return entry.count;

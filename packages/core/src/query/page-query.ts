@@ -69,6 +69,8 @@ export interface ListSource {
   joins?: string;
   fields: FieldMap;
   order: OrderSpec;
+  /** The item a row makes, when the row (less its key columns) is not the item itself. */
+  toItem?: (row: Record<string, unknown>) => unknown;
 }
 
 /** Conditions the server always applies; they read the base table only. */

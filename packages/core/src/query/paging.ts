@@ -1,7 +1,11 @@
+import { hash } from 'node:crypto';
+import { LRUCache } from '@aws-lambda-powertools/commons/utils/lru-cache';
 import { isMissingRelation, query } from '../db';
+import { limits } from '../limits';
+import { Params } from './compile';
 import { encodeCursor, keyColumn, keysOf } from './cursor';
 import { listCounts, type CountCache } from './count-cache';
-import { buildPageStatements, type ListSource, type PageQuery, type ServerConditions } from './page-query';
+import { buildPageStatements, type ListSource, type PageQuery, type PageStatements, type ServerConditions } from './page-query';
 
 export interface Page<T> {
   items: T[];
@@ -25,18 +29,53 @@ function totalFromPage(request: PageQuery, itemCount: number, more: boolean): nu
   return undefined;
 }
 
+const compiled = new WeakMap<ListSource, LRUCache<string, PageStatements>>();
+
 /**
- * Reads one page and its total and shapes the envelope, each row through
- * `toItem`; a missing indexer table is an empty page, never an error.
+ * The statements of a request, compiled once per instance: the same list,
+ * server conditions and query always make the same ones, and a busy list
+ * sees the same few queries again and again.
  */
-export async function readPage<Row extends Record<string, unknown>, Item>(
+export function pageStatements(source: ListSource, request: PageQuery, serverConditions?: ServerConditions): PageStatements {
+  const server = new Params();
+  const conditions = serverConditions?.(server) ?? [];
+  // The table names the indexer's schema, a setting that tests and tools change in one process. JSON, so that no
+  // client text (a newline in a filter) can make two requests' keys alike.
+  const key = JSON.stringify([
+    source.table,
+    conditions,
+    server.values,
+    request.filter,
+    request.orderBy,
+    request.after,
+    request.page,
+    request.pageSize,
+    request.minBlock,
+    request.v,
+  ]);
+  let memo = compiled.get(source);
+  if (!memo) compiled.set(source, (memo = new LRUCache({ maxSize: limits.compiledPages })));
+  let statements = memo.get(key);
+  if (!statements) {
+    const built = buildPageStatements(source, request, serverConditions);
+    // The count cache holds many more entries than this memo: a digest keeps each small whatever the filter, taken once here.
+    statements = { ...built, countKey: hash('sha256', built.countKey, 'base64url') };
+    memo.add(key, statements);
+  }
+  return statements;
+}
+
+/**
+ * Reads one page and its total and shapes the envelope, each row made the
+ * source's item; a missing indexer table is an empty page, never an error.
+ */
+export async function readPage<Item = unknown>(
   source: ListSource,
   request: PageQuery,
-  toItem: (row: Row) => Item,
   serverConditions?: ServerConditions,
   counts: CountCache = listCounts,
 ): Promise<Page<Item>> {
-  const statements = buildPageStatements(source, request, serverConditions);
+  const statements = pageStatements(source, request, serverConditions);
   const page = (items: Item[], totalCount: number, nextCursor?: string): Page<Item> => ({
     items,
     totalCount,
@@ -45,12 +84,13 @@ export async function readPage<Row extends Record<string, unknown>, Item>(
     ...(nextCursor !== undefined && { nextCursor }),
   });
   try {
-    const read = await query<Row>(statements.page.text, statements.page.values);
+    const read = await query<Record<string, unknown>>(statements.page.text, statements.page.values);
     const more = read.length > request.pageSize;
     const rows = more ? read.slice(0, request.pageSize) : read;
     const last = rows.at(-1);
     const nextCursor = more && last ? encodeCursor(statements.binding, keysOf(last, statements.terms)) : undefined;
-    for (const row of rows) statements.terms.forEach((_term, index) => delete row[keyColumn(index)]);
+    // The key columns are the row's last: deleted last first, each row keeps V8's fast shape, which JSON.stringify needs.
+    for (const row of rows) for (let index = statements.terms.length - 1; index >= 0; index--) delete row[keyColumn(index)];
     const shown = rows.length === 0 ? 0 : request.after ? rows.length : (request.page - 1) * request.pageSize + rows.length;
     const totalCount =
       totalFromPage(request, rows.length, more) ??
@@ -62,7 +102,8 @@ export async function readPage<Row extends Record<string, unknown>, Item>(
           return Number(row?.total_count ?? 0);
         }),
       );
-    return page(rows.map(toItem), totalCount, nextCursor);
+    const items = (source.toItem ? rows.map(source.toItem) : rows) as Item[];
+    return page(items, totalCount, nextCursor);
   } catch (error) {
     if (isMissingRelation(error)) return page([], 0);
     throw error;

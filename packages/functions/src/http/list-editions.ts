@@ -1,5 +1,6 @@
-import { listEditions } from '@hatchery/core/indexer/editions-read';
+import { editionsSource } from '@hatchery/core/indexer/editions';
+import { readPage } from '@hatchery/core/query/paging';
 import * as routes from '../routes/indexed';
 import { indexedReadHandler } from './indexed-read-handler';
 
-export const handler = indexedReadHandler(routes.listEditions, ({ query }) => listEditions(query));
+export const handler = indexedReadHandler(routes.listEditions, ({ query }) => readPage(editionsSource, query));

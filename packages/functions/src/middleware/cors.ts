@@ -24,7 +24,7 @@ export const preflightHeaders = {
 export const cors = (): HttpMiddleware => {
   const addHeaders: NonNullable<HttpMiddleware['after']> = (request) => {
     if (!request.response) return;
-    request.response.headers = { ...request.response.headers, ...corsHeaders(request.event) };
+    Object.assign((request.response.headers ??= {}), corsHeaders(request.event));
   };
   return { after: addHeaders, onError: addHeaders };
 };

@@ -28,22 +28,23 @@ export const httpCaching = (route: Pick<HttpRoute, 'method' | 'auth' | 'cacheCon
     const response = request.response;
     if (response?.statusCode !== 200) return;
     if (route.cacheControl !== undefined) {
-      response.headers = { ...response.headers, 'cache-control': route.cacheControl };
+      (response.headers ??= {})['cache-control'] = route.cacheControl;
       return;
     }
     if (route.auth !== 'none') {
-      response.headers = { ...response.headers, 'cache-control': privateCacheControl };
+      (response.headers ??= {})['cache-control'] = privateCacheControl;
       return;
     }
     if (route.method !== 'GET' || typeof response.body !== 'string') return;
     // A handler that chose its own caching (the docs page and its static files) keeps it.
     if (response.headers?.['cache-control'] !== undefined) return;
     const etag = entityTag(response.body);
-    const headers = { ...response.headers, 'cache-control': publicCacheControl, etag };
     if (matchesIfNoneMatch(request.event.headers?.['if-none-match'], etag)) {
       request.response = { statusCode: 304, headers: { 'cache-control': publicCacheControl, etag } };
       return;
     }
-    response.headers = headers;
+    const headers = (response.headers ??= {});
+    headers['cache-control'] = publicCacheControl;
+    headers.etag = etag;
   },
 });

@@ -27,7 +27,7 @@ export const indexedRead = (): IndexedRead => {
       after: (request) => {
         const freshness = byEvent.get(request.event);
         if (request.response?.statusCode !== 200 || freshness === undefined) return;
-        request.response.headers = { ...request.response.headers, ...freshnessHeaders(freshness) };
+        Object.assign((request.response.headers ??= {}), freshnessHeaders(freshness));
       },
     },
     minBlock: {

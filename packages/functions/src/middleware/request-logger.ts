@@ -1,5 +1,6 @@
 import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import type middy from '@middy/core';
+import { limits } from '@hatchery/core/limits';
 import type { Context as LambdaContext } from 'aws-lambda';
 import { addLogContext, clearLogContext, logger, powertoolsLogger, type LogContext, type Logger } from '@hatchery/platform/telemetry/logger';
 
@@ -9,6 +10,7 @@ export interface LoggedContext extends LambdaContext {
 
 export interface RequestLoggerOptions<TEvent> {
   message: string;
+  /** The level of a request that failed (4xx, 5xx) or was slow; every other request's line is at debug. */
   level: 'info' | 'debug';
   /** What identifies the request in every line logged while it runs (request id, route, connection id). */
   fields: (event: TEvent) => LogContext;
@@ -25,7 +27,10 @@ export const injectLogContext = () => injectLambdaContext(powertoolsLogger(), { 
 /**
  * Puts the request's identifying fields on every line logged while it runs,
  * and logs one line with status and duration when it ends (injectLogContext,
- * outside it, clears them after the invocation's last line).
+ * outside it, clears them after the invocation's last line). The metrics
+ * document already counts every request with its status and latency, so
+ * only a failed or slow one has its line at `level`; the others are at debug,
+ * which a sample of invocations logs (POWERTOOLS_LOGGER_SAMPLE_RATE).
  */
 export function requestLogger<TEvent, TResult extends { statusCode?: number }, TContext extends LoggedContext>(
   options: RequestLoggerOptions<TEvent>,
@@ -33,7 +38,9 @@ export function requestLogger<TEvent, TResult extends { statusCode?: number }, T
   const started = new WeakMap<object, number>();
   const finish = (request: middy.Request<TEvent, TResult, Error, TContext>) => {
     const durationMs = Math.round(performance.now() - (started.get(request) ?? performance.now()));
-    request.context.log[options.level]({ status: request.response?.statusCode, durationMs }, options.message);
+    const status = request.response?.statusCode;
+    const notable = status === undefined || status >= 400 || durationMs >= limits.slowRequestMs;
+    request.context.log[notable ? options.level : 'debug']({ status, durationMs }, options.message);
   };
   return {
     before: (request) => {

@@ -9,7 +9,7 @@ interface WithHeaders {
 /** Adds the service's security headers (nosniff) to every response of the chain, problems included. */
 export function addSecurityHeaders<TEvent, TResult extends WithHeaders, TContext extends Context>(): middy.MiddlewareObj<TEvent, TResult, Error, TContext> {
   const add = (request: middy.Request<TEvent, TResult, Error, TContext>) => {
-    if (request.response) request.response.headers = { ...request.response.headers, ...securityHeaders };
+    if (request.response) Object.assign((request.response.headers ??= {}), securityHeaders);
   };
   return { after: add, onError: add };
 }

@@ -1,0 +1,84 @@
+import { fork } from 'node:child_process';
+import { editionsSource } from '@hatchery/core/indexer/editions';
+import { activeListings, listingsSource } from '@hatchery/core/indexer/listings';
+import { nftsSource, ownedNfts } from '@hatchery/core/indexer/nfts';
+import { salesSource } from '@hatchery/core/indexer/sales';
+import { limits } from '@hatchery/core/limits';
+import { keyColumn } from '@hatchery/core/query/cursor';
+import { buildPageStatements, pageQuerySchema, type ListSource, type ServerConditions } from '@hatchery/core/query/page-query';
+import { loadAverage, type BenchSection } from './context';
+import { wallet } from './indexed';
+import { httpGet, measureInChild, printTable, type Row } from './measure';
+
+interface Case {
+  name: string;
+  path: string;
+  source: ListSource;
+  serverConditions?: ServerConditions;
+}
+
+const cases: Case[] = [
+  { name: 'nfts of a wallet (default page)', path: `/accounts/${wallet}/nfts`, source: nftsSource, serverConditions: ownedNfts(wallet) },
+  { name: 'sales (default page, 1M rows)', path: '/transparency/sales', source: salesSource },
+  { name: 'editions (default page)', path: '/editions', source: editionsSource },
+  { name: 'listings (default page)', path: '/marketplace/listings', source: listingsSource, serverConditions: activeListings },
+];
+
+const goals = { rps: 0.85, p99: 1.3 };
+
+/** A minimal node:http + pg server answering each case's path with the statements Hatchery runs for it. */
+function startMinimalServer(databaseUrl: string, concurrency: number) {
+  const request = pageQuerySchema.parse({});
+  const routes = cases.map(({ path, source, serverConditions }) => {
+    const statements = buildPageStatements(source, request, serverConditions);
+    return {
+      path,
+      page: statements.page,
+      count: statements.count,
+      pageSize: request.pageSize,
+      keyColumns: statements.terms.map((_term, index) => keyColumn(index)),
+    };
+  });
+  const child = fork(new URL('./minimal-server.mjs', import.meta.url), [], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  const ready = new Promise<number>((resolve, reject) => {
+    child.once('message', (message: { port: number }) => resolve(message.port));
+    child.once('exit', (code) => reject(new Error(`the minimal server exited with ${code}`)));
+  });
+  child.send({ databaseUrl, concurrency, countTtlMs: limits.countCache.ttlMs, routes });
+  return { ready, stop: () => child.kill() };
+}
+
+/**
+ * Each list's default page through the local gateway beside a minimal
+ * node:http + pg server running the same statements, at the same
+ * concurrency, in the same run: what Hatchery's own code costs a read under load.
+ */
+export const throughputBench: BenchSection = async ({ stack, concurrency, durationMs }) => {
+  const load = loadAverage();
+  const server = startMinimalServer(stack.databaseUrl, concurrency);
+  const port = await server.ready;
+  const rows: Row[] = [];
+  const verdicts: string[] = [];
+  try {
+    for (const { name, path } of cases) {
+      const url = `${stack.url}${path}`;
+      const minimal = `http://127.0.0.1:${port}${path}`;
+      const ours = JSON.parse(await httpGet(url)) as { items: unknown[] };
+      const theirs = JSON.parse(await httpGet(minimal)) as { items: unknown[] };
+      // The minimal server answers the rows as they come; Hatchery shapes them (nested attributes), so only their number is compared.
+      if (ours.items.length !== theirs.items.length) throw new Error(`${name}: the minimal server answers another page than ${path}`);
+      const gateway = await measureInChild({ kind: 'http', url, concurrency, durationMs });
+      const baseline = await measureInChild({ kind: 'http', url: minimal, concurrency, durationMs });
+      rows.push({ name, gateway, baseline, baselineName: `a minimal node:http + pg server running the same statements, concurrency ${concurrency}` });
+      const rps = gateway.rps / baseline.rps;
+      const p99 = gateway.p99Ms / baseline.p99Ms;
+      verdicts.push(
+        `  ${name.padEnd(44)} throughput ${rps.toFixed(2)} (goal ≥ ${goals.rps}: ${rps >= goals.rps ? 'met' : 'NOT met'}), p99 ${p99.toFixed(2)}× (goal ≤ ${goals.p99}: ${p99 <= goals.p99 ? 'met' : 'NOT met'})`,
+      );
+    }
+  } finally {
+    server.stop();
+  }
+  printTable(`Throughput beside a minimal server (load average ${load} when the section started)`, rows);
+  console.log(`Goals:\n${verdicts.join('\n')}`);
+};
