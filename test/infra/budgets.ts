@@ -30,9 +30,10 @@ export const floorBytes = { http: 152 * kib, account: 523 * kib, hub: 427 * kib 
 const withMargin = (floor: number) => Math.ceil(floor * 1.25);
 
 export const sizeBudgets = {
-  // The floor's 1.25× would be 190 KB; the paged reads are 200–201 KB (the query grammar and compiler, the cursor and
-  // the page statements are about 30 KB of it), so this budget holds them where they are rather than at the goal.
-  http: { goal: 'HTTP read, health, docs, negotiate bundles', bytes: 205 * kib },
+  // The floor's 1.25× would be 190 KB; the paged reads are 205–206 KB (the query grammar and compiler, the cursor, the
+  // page statements and the read-model derivation are about 30 KB of it, the logger's guard that keeps a log call from
+  // ever throwing 3 KB), so this budget holds them where they are rather than at the goal.
+  http: { goal: 'HTTP read, health, docs, negotiate bundles', bytes: 210 * kib },
   account: { goal: 'account bundles (/accounts/me…)', bytes: withMargin(floorBytes.account) },
   hub: { goal: 'hub and fan-out bundles', bytes: withMargin(floorBytes.hub) },
 } as const satisfies Record<string, SizeBudget>;
