@@ -117,6 +117,8 @@ export function leaderSession(options: LeaderSessionOptions) {
     get stopped() {
       return stopping.signal.aborted;
     },
+    /** Waits `ms`, or less if the session is stopped meanwhile. */
+    pause,
     /** Sessions opened so far (1 + reconnections). */
     get sessions() {
       return sessions;

@@ -53,7 +53,7 @@ export class Listener {
   /** Broadcasts, each starting once the last one's audience has had its time at the budget (and the minimum interval). */
   private readonly broadcasts = latestOnly(
     (listings: Listings) => this.broadcast(listings),
-    () => this.pause(Math.max(0, this.out.nextBroadcastAt - performance.now())),
+    () => this.leadership.pause(Math.max(0, this.out.nextBroadcastAt - performance.now())),
   );
 
   constructor(options: Partial<ListenerOptions> = {}) {
@@ -104,10 +104,6 @@ export class Listener {
   private readAll(): void {
     this.reads.trigger();
     this.marketReads.trigger();
-  }
-
-  private async pause(ms: number): Promise<void> {
-    if (ms > 0 && !this.leadership.stopped) await new Promise((resolve) => setTimeout(resolve, ms));
   }
 
   private notified(payload: string | undefined): void {
