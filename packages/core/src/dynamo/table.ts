@@ -1,4 +1,11 @@
-import { CreateTableCommand, DescribeTableCommand, UpdateTimeToLiveCommand, type CreateTableCommandInput, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import {
+  CreateTableCommand,
+  DescribeTableCommand,
+  UpdateTimeToLiveCommand,
+  waitUntilTableExists,
+  type CreateTableCommandInput,
+  type DynamoDBClient,
+} from '@aws-sdk/client-dynamodb';
 
 /**
  * The service's one DynamoDB table, shared by the local stack (created here)
@@ -32,7 +39,11 @@ export function createTableInput(tableName: string): CreateTableCommandInput {
   };
 }
 
-/** Creates the table (and its TTL) when it does not exist; the local stack calls this at start. */
+/**
+ * Creates the table (and its TTL) when it does not exist, and returns once it
+ * is ACTIVE: a table still CREATING answers ResourceNotFoundException. The
+ * local stack calls this at start.
+ */
 export async function ensureTable(client: DynamoDBClient, tableName: string): Promise<void> {
   try {
     await client.send(new DescribeTableCommand({ TableName: tableName }));
@@ -41,6 +52,7 @@ export async function ensureTable(client: DynamoDBClient, tableName: string): Pr
     if ((error as { name?: string }).name !== 'ResourceNotFoundException') throw error;
   }
   await client.send(new CreateTableCommand(createTableInput(tableName)));
+  await waitUntilTableExists({ client, minDelay: 0.05, maxDelay: 1, maxWaitTime: 60 }, { TableName: tableName });
   await client
     .send(new UpdateTimeToLiveCommand({ TableName: tableName, TimeToLiveSpecification: { AttributeName: tableDefinition.ttlAttribute, Enabled: true } }))
     .catch(() => undefined); // dynalite does not implement TTL; AWS does, via infra/table.ts.
