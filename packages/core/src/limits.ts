@@ -77,8 +77,12 @@ export const limits = {
      * up waiting and read its forge requests (the client's forge fallback, docs/realtime.md), so a later post is of no use.
      */
     targetedDeadlineMs: 45_000,
-    /** After a 429 without Retry-After, how long a shard (or the listener) stops posting. */
-    throttlePauseMs: 1_000,
+    /**
+     * After a 429 without Retry-After, how long a lane stops posting: long enough for the posts in flight to come back,
+     * so their 429s count as one. Under a budget, a 429 says others spend the quota's share the budget counted on, so
+     * the lane lets the quota's burst fill back; without one, its own posts emptied it, and speed is what was asked.
+     */
+    throttlePauseMs: { budgeted: 1_000, unbudgeted: 250 },
     /** After a 429 the posting rate halves, then climbs back to its share of the budget over this long. */
     throttleRecoveryMs: 10_000,
     /** More new fulfilments than this in one read is the indexer back-filling history, not events anyone waits for. */

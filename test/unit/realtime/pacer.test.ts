@@ -41,6 +41,18 @@ describe('the fan-out pacer', () => {
     expect(pace.factor).toBe(1);
   });
 
+  it('without a budget, halves the rate its posts went at over the moments before a 429, however short', async () => {
+    let clock = 0;
+    const pace = pacer(0, 1, () => clock);
+    // 50 posts in 50 ms: 500 a second at least (a rate is measured over 100 ms at the shortest), not 50.
+    for (let i = 0; i < 50; i++, clock++) expect(await pace.take()).toBe(true);
+    pace.throttled(0);
+    expect(await pace.take()).toBe(true);
+    // Halved to 250 a second: the next slot is 4 ms away.
+    expect(await pace.take(Date.now() + 3)).toBe(false);
+    expect(await pace.take(Date.now() + 20)).toBe(true);
+  });
+
   it('refuses at once, taking no slot, a post whose slot comes after the deadline', async () => {
     const pace = pacer(2);
     expect(await pace.take(Date.now() + 10_000)).toBe(true);

@@ -82,6 +82,21 @@ export function recovered({ from, ceiling }: Lesson, elapsed: number): number {
   return Math.min(1, resume + (1 - resume) * ((elapsed - recovery) / (probeSlowdown * recovery)));
 }
 
+/** The shortest span a rate is measured over: a handful of posts a few milliseconds apart is no rate. */
+const shortestSpanMs = 100;
+
+/**
+ * Posts a second, from when the posts of the last second went: over the span
+ * they cover, not over a whole second, as a lane a 429 met in its first
+ * moments was going at its full pace, not at the few posts it had made.
+ */
+function observedRate(times: readonly number[], at: number): number {
+  const since = times.findIndex((t) => t > at - 1000);
+  if (since < 0) return 1;
+  const count = times.length - since;
+  return Math.max(1, (count * 1000) / Math.max(shortestSpanMs, at - times[since]!));
+}
+
 /**
  * Spaces posts at `postsPerSecond` (0: as fast as they come, a fan-out
  * without a budget), letting `burst` of them through at once after a quiet
@@ -104,7 +119,7 @@ export function pacer(postsPerSecond: number, burst = 1, now: () => number = () 
   /** The rate a lesson's shares are of: the target, or without one the rate the posts went at when the first 429 came. */
   let base = target;
   let throttles = 0;
-  /** When the posts of the last second went: an unbudgeted pacer's measure of the rate a 429 refused. */
+  /** When the posts of the last second went: an unbudgeted pacer's measure of the rate a 429 refused (observedRate). */
   const recent: number[] = [];
   const factorAt = (at: number) => {
     if (!lesson) return 1;
@@ -114,7 +129,7 @@ export function pacer(postsPerSecond: number, burst = 1, now: () => number = () 
   };
   const rate = (at: number) => (lesson ? Math.min(target, base * factorAt(at)) : target);
   const learnAt = (at: number, from: number, ceiling: number) => {
-    if (!Number.isFinite(target) && !lesson) base = Math.max(1, recent.filter((t) => t > at - 1000).length);
+    if (!Number.isFinite(target) && !lesson) base = observedRate(recent, at);
     lesson = { at, from: Math.max(floorFactor, from), ceiling };
   };
   return {
@@ -145,7 +160,8 @@ export function pacer(postsPerSecond: number, burst = 1, now: () => number = () 
         const met = factorAt(at);
         learnAt(at, met / 2, met);
       }
-      pausedUntil = Math.max(pausedUntil, at + (retryAfterMs ?? limits.hub.throttlePauseMs));
+      const pause = Number.isFinite(target) ? limits.hub.throttlePauseMs.budgeted : limits.hub.throttlePauseMs.unbudgeted;
+      pausedUntil = Math.max(pausedUntil, at + (retryAfterMs ?? pause));
     },
     setTarget(next) {
       target = next > 0 ? next : Number.POSITIVE_INFINITY;
