@@ -225,12 +225,15 @@ export async function deliverShard(job: ShardJob, parts: FanOutParts, ledger: De
   const rest = claimed === undefined ? recipients : recipients.filter((id) => id > claimed);
   parts.pace.setTarget(job.postsPerSecond ?? Number.POSITIVE_INFINITY);
   let claimFailure: unknown;
+  let overtaken = false;
   const claimant = randomUUID();
   // A claim that failed (a DynamoDB timeout, a throttle) is tried again while there is time: the claimant makes the retry safe.
   const claim = async (through: string) => {
     for (let attempt = 0; ; attempt++) {
       try {
-        return await ledger.claimShard(job.event, job.shard, through, claimant);
+        const won = await ledger.claimShard(job.event, job.shard, through, claimant);
+        overtaken ||= !won;
+        return won;
       } catch (error) {
         const wait = unsentBackoffMs(attempt);
         if (attempt >= claimRetries || Date.now() + wait >= stopAt) {
@@ -245,6 +248,17 @@ export async function deliverShard(job: ShardJob, parts: FanOutParts, ledger: De
   const delivery = await post(runs, job.frame, parts, stopAt);
   const unclaimed = rest.length - (delivery.sent + delivery.gone + delivery.failed + delivery.skipped);
   if (claimFailure !== undefined && delivery.sent + delivery.gone + delivery.failed === 0) throw claimFailure;
-  if (unclaimed > 0) parts.log.error({ err: claimFailure, shard: job.shard, unclaimed }, 'a shard stopped: its connections could not be claimed');
+  if (unclaimed > 0 && overtaken && claimFailure === undefined) {
+    // The invocation that claimed past this one posts the rest.
+    parts.log.warn({ shard: job.shard, unclaimed }, 'a shard stopped where another invocation of its event had claimed');
+    return { ...delivery, paceFactor: parts.pace.factor };
+  }
+  if (unclaimed > 0)
+    parts.log.error(
+      { err: claimFailure, shard: job.shard, unclaimed },
+      claimFailure === undefined
+        ? 'a shard stopped at its deadline before claiming all its connections'
+        : 'a shard stopped: its connections could not be claimed',
+    );
   return { ...delivery, skipped: delivery.skipped + unclaimed, paceFactor: parts.pace.factor };
 }
