@@ -53,6 +53,26 @@ describe('the fan-out pacer', () => {
     expect(await pace.take(Date.now() + 20)).toBe(true);
   });
 
+  it('keeps to the lower of its target and the rate a 429 allowed, whichever changed', async () => {
+    const clock = 0;
+    const pace = pacer(400, 1, () => clock);
+    pace.throttled(0);
+    // A 429 at 400 a second allows 200; a target of 100 is not slowed further: its slots are 10 ms apart.
+    pace.setTarget(100);
+    expect(await pace.take()).toBe(true);
+    expect(await pace.take(Date.now() + 8)).toBe(false);
+    expect(await pace.take(Date.now() + 15)).toBe(true);
+  });
+
+  it('without a budget, learns nothing from another pacer: it has no share to reduce', async () => {
+    const clock = 0;
+    const pace = pacer(0, 1, () => clock);
+    pace.learn(0.2);
+    expect(pace.factor).toBe(1);
+    expect(await pace.take()).toBe(true);
+    expect(await pace.take(Date.now() + 1)).toBe(true);
+  });
+
   it('refuses at once, taking no slot, a post whose slot comes after the deadline', async () => {
     const pace = pacer(2);
     expect(await pace.take(Date.now() + 10_000)).toBe(true);

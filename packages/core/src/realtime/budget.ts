@@ -54,7 +54,7 @@ export interface Pacer {
   setTarget(postsPerSecond: number): void;
   /** What a 429 left of the target, from 1/16 to 1: a shard's pacer tells the listener's, which gives the next shards less. */
   readonly factor: number;
-  /** Learns a factor another pacer was taught (a shard's), if lower than its own. */
+  /** Learns a factor another pacer was taught (a shard's), if lower than its own; only under a budget, as a share of it. */
   learn(factor: number): void;
   /** 429s seen. */
   readonly throttles: number;
@@ -107,7 +107,7 @@ function observedRate(times: readonly number[], at: number): number {
  * target six times slower: the quota is shared with traffic the pacer cannot
  * see, so a 429 says the share left to it is smaller than it thought. Without
  * a budget, the base a 429 halves is the rate the posts were going at (over
- * the last second). One pacer serves every post of a lane for the life of its
+ * the last second, or the moments since they began). One pacer serves every post of a lane for the life of its
  * process, so what a 429 taught outlasts the shard or broadcast that met it.
  */
 export function pacer(postsPerSecond: number, burst = 1, now: () => number = () => performance.now()): Pacer {
@@ -116,7 +116,11 @@ export function pacer(postsPerSecond: number, burst = 1, now: () => number = () 
   let nextAt = Number.NEGATIVE_INFINITY;
   let pausedUntil = 0;
   let lesson: Lesson | undefined;
-  /** The rate a lesson's shares are of: the target, or without one the rate the posts went at when the first 429 came. */
+  /**
+   * The rate a lesson's shares are of: the target, or without one the rate the posts went at, when the first 429
+   * came. It outlasts a change of target, as the rate the quota refused does: a lower target than the lesson allows
+   * is not slowed further.
+   */
   let base = target;
   let throttles = 0;
   /** When the posts of the last second went: an unbudgeted pacer's measure of the rate a 429 refused (observedRate). */
@@ -129,7 +133,7 @@ export function pacer(postsPerSecond: number, burst = 1, now: () => number = () 
   };
   const rate = (at: number) => (lesson ? Math.min(target, base * factorAt(at)) : target);
   const learnAt = (at: number, from: number, ceiling: number) => {
-    if (!Number.isFinite(target) && !lesson) base = observedRate(recent, at);
+    if (!lesson) base = Number.isFinite(target) ? target : observedRate(recent, at);
     lesson = { at, from: Math.max(floorFactor, from), ceiling };
   };
   return {
@@ -165,13 +169,14 @@ export function pacer(postsPerSecond: number, burst = 1, now: () => number = () 
     },
     setTarget(next) {
       target = next > 0 ? next : Number.POSITIVE_INFINITY;
-      if (Number.isFinite(target)) base = target;
     },
     get factor() {
       return factorAt(now());
     },
     learn(factor) {
       const at = now();
+      // Without a budget the other pacer's base is no measure of this one's rate: it learns from its own 429s.
+      if (!Number.isFinite(target)) return;
       if (factor < factorAt(at)) learnAt(at, factor, Math.min(1, factor / cushion));
     },
     get throttles() {
