@@ -4,7 +4,7 @@ import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { BatchWriteCommand, DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { config } from '@hatchery/platform/config';
 import { dynamoClient as serviceDynamoClient } from '@hatchery/platform/aws/dynamo';
-import { ensureTable } from '@hatchery/core/dynamo/table';
+import { ensureTable } from '@hatchery/platform/aws/table';
 import { limits } from '@hatchery/core/limits';
 import { notificationChannel } from '@hatchery/core/indexer/names';
 import { readListingsSnapshot } from '@hatchery/core/realtime/changes';

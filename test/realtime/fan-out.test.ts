@@ -6,7 +6,7 @@ import { config } from '@hatchery/platform/config';
 import { PutCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { MiddlewareStack } from '@smithy/types';
 import { dynamoClient as newDynamoClient } from '@hatchery/platform/aws/dynamo';
-import { ensureTable } from '@hatchery/core/dynamo/table';
+import { ensureTable } from '@hatchery/platform/aws/table';
 import { createIndexerSchema } from '@hatchery/core/indexer/schema';
 import { limits } from '@hatchery/core/limits';
 import { connectionStore, shardOf, shards } from '@hatchery/core/realtime/connections';

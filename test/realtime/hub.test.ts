@@ -3,7 +3,7 @@ import { createIndexerSchema } from '@hatchery/core/indexer/schema';
 import { limits } from '@hatchery/core/limits';
 import { connectionStore } from '@hatchery/core/realtime/connections';
 import { connectEvents, eventsKeepAliveMs, eventsServerTimeoutMs } from '../../packages/client/src/events';
-import type { NegotiateResponse } from '@hatchery/core/realtime/protocol';
+import type { NegotiateResponse } from '@hatchery/platform/signalr/protocol';
 import { startTestStack, type TestStack } from '../support/stack';
 import { anyVersion, connectHub, indexer, record, sleep, waitFor, wallet, type Hub } from './support';
 

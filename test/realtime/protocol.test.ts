@@ -19,7 +19,7 @@ import { pacer } from '@hatchery/core/realtime/budget';
 import { deliveryLedger } from '@hatchery/core/realtime/ledger';
 import { hubConnections, managementApiClient } from '@hatchery/platform/aws/management';
 import { hubErrors } from '@hatchery/core/realtime/hub';
-import { messages, splitRecords } from '@hatchery/core/realtime/protocol';
+import { messages, splitRecords } from '@hatchery/platform/signalr/protocol';
 import { startTestStack, type TestStack } from '../support/stack';
 import { indexer, waitFor, wallet } from './support';
 

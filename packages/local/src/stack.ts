@@ -6,7 +6,7 @@ import { limits } from '@hatchery/core/limits';
 import { logger } from '@hatchery/platform/telemetry/logger';
 import { closeDb } from '@hatchery/core/db';
 import { indexerTable } from '@hatchery/core/indexer/names';
-import { ensureTable } from '@hatchery/core/dynamo/table';
+import { ensureTable } from '@hatchery/platform/aws/table';
 import { setEmfSink } from '@hatchery/platform/telemetry/metrics';
 import { migrate } from '@hatchery/core/migrate';
 import { httpRoutes } from '@hatchery/functions/routes';

@@ -14,7 +14,7 @@ import { limits } from '../limits';
 
 /**
  * Hub connections and their address groups on the service's one table
- * (layout in dynamo/table.ts). Every connection has an item in one of the
+ * (layout in platform/aws/table.ts). Every connection has an item in one of the
  * connection shards, `connections#<shard>` with the shard chosen from its id,
  * holding the set of its groups, and one item in each group's partition. A
  * broadcast reads the shards in parallel (one partition serves a bounded

@@ -1,6 +1,6 @@
 import { patterns } from '../limits';
 import type { Logger } from '@hatchery/platform/telemetry/logger';
-import { hubProtocol, messages, parseRecord, splitRecords, type HubRecord } from './protocol';
+import { hubProtocol, messages, parseRecord, splitRecords, type HubRecord } from '@hatchery/platform/signalr/protocol';
 
 /** Errors whose message the client may read; anything else is reported without detail. */
 export class HubError extends Error {}

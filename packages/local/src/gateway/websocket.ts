@@ -4,7 +4,7 @@ import type { Duplex } from 'node:stream';
 import { WebSocketServer, type RawData, type WebSocket } from 'ws';
 import { AppError, toProblem } from '@hatchery/core/errors';
 import { limits } from '@hatchery/core/limits';
-import { securityHeaders } from '@hatchery/core/security-headers';
+import { securityHeaders } from '@hatchery/functions/middleware/security-headers';
 import { logger } from '@hatchery/platform/telemetry/logger';
 import type { WsEvent, WsResult, WsRoute } from '@hatchery/functions/routes/realtime';
 import { lambdaContext, loadHandler } from './lambda';
