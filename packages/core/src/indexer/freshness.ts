@@ -22,8 +22,6 @@ function blockPairs(freshness: Freshness, which: BlockOf): string | undefined {
   return freshness.chains.map((chain) => `${chain.chainId}=${chain[which]}`).join(', ');
 }
 
-export const indexedBlockValue = (freshness: Freshness): string | undefined => blockPairs(freshness, 'block');
-
 /** The freshness headers of an indexed read's success, by header name; none when the freshness is unknown. */
 export function freshnessHeaders(freshness: Freshness): Record<string, string> {
   if (freshness === 'unknown') return {};
