@@ -9,7 +9,7 @@ import { buildPageStatements, pageQuerySchema, type ListSource } from '@hatchery
 import { demoAddress } from '@hatchery/local/demo-data';
 import type { BenchSection } from './context';
 import { httpGet, measureInChild, printTable, type Row } from './measure';
-import { todaysStatement } from './todays-statement';
+import { countedOffsetPageStatement } from './counted-offset-page';
 import { countCacheLimits } from '@hatchery/core/query/count-cache';
 
 interface Case {
@@ -115,7 +115,7 @@ export const indexedBench: BenchSection = async ({ stack, concurrency, durationM
     const baseline = await measureInChild({
       kind: 'sql',
       databaseUrl: stack.databaseUrl,
-      statement: todaysStatement(source, request, serverConditions),
+      statement: countedOffsetPageStatement(source, request, serverConditions),
       concurrency,
       durationMs,
       postgresPid,
