@@ -32,7 +32,7 @@ export const sizing = {
   http: { memory: '1024 MB', timeout: '15 seconds' },
   hub: { memory: '512 MB', timeout: '10 seconds' },
   migrator: { memory: '512 MB', timeout: '5 minutes' },
-  /** One full vCPU (1,769 MB): posting (signing each request) is CPU-bound. The timeout is limits.hub.shardTimeoutMs. */
+  /** One full vCPU (1,769 MB): posting (signing each request) is CPU-bound. The timeout is core's fanOutLimits.shardTimeoutMs. */
   fanOut: { memory: '1769 MB', timeout: '5 minutes' },
 } as const satisfies Record<string, Pick<sst.aws.FunctionArgs, 'memory' | 'timeout'>>;
 

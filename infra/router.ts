@@ -1,6 +1,6 @@
 import { httpRoutes, type HttpRoute } from '@hatchery/functions/routes';
 import { hubPath } from '@hatchery/functions/routes/realtime';
-import { originVerifyHeader } from '@hatchery/core/origin-verify';
+import { originVerifyHeader } from '@hatchery/functions/origin-verify';
 import type { Secrets } from './secrets';
 import type { DeploySettings } from './settings';
 

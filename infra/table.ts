@@ -1,5 +1,5 @@
 import { linkedResources } from '@hatchery/platform/config';
-import { tableDefinition } from '@hatchery/core/dynamo/table';
+import { tableDefinition } from '@hatchery/platform/aws/table';
 
 const fieldTypes = { S: 'string', N: 'number', B: 'binary' } as const;
 

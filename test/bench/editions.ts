@@ -2,7 +2,7 @@ import { editionsSource } from '@hatchery/core/indexer/editions';
 import { pageQuerySchema } from '@hatchery/core/query/page-query';
 import type { BenchSection } from './context';
 import { measureInChild, printTable, type Row } from './measure';
-import { todaysStatement } from './todays-statement';
+import { countedOffsetPageStatement } from './counted-offset-page';
 
 /** GET /editions through the local gateway beside today's statement sent straight through pg; both loads in their own processes. */
 export const editionsBench: BenchSection = async ({ stack, concurrency, durationMs }) => {
@@ -13,7 +13,7 @@ export const editionsBench: BenchSection = async ({ stack, concurrency, duration
   const rows: Row[] = [];
   for (const { name, query } of cases) {
     const url = `${stack.url}/editions?${new URLSearchParams(query)}`;
-    const statement = todaysStatement(editionsSource, pageQuerySchema.parse(query));
+    const statement = countedOffsetPageStatement(editionsSource, pageQuerySchema.parse(query));
     const gateway = await measureInChild({ kind: 'http', url, concurrency, durationMs, postgresPid: stack.postgres?.pid });
     const baseline = await measureInChild({
       kind: 'sql',

@@ -4,13 +4,13 @@ import { activeListings, listingsSource } from '@hatchery/core/indexer/listings'
 import { nftsSource, ownedNfts } from '@hatchery/core/indexer/nfts';
 import { salesSource } from '@hatchery/core/indexer/sales';
 import { stakedBy, stakingSource } from '@hatchery/core/indexer/staking';
-import { limits } from '@hatchery/core/limits';
 import type { Params } from '@hatchery/core/query/compile';
 import { buildPageStatements, pageQuerySchema, type ListSource } from '@hatchery/core/query/page-query';
 import { demoAddress } from '@hatchery/local/demo-data';
 import type { BenchSection } from './context';
 import { httpGet, measureInChild, printTable, type Row } from './measure';
-import { todaysStatement } from './todays-statement';
+import { countedOffsetPageStatement } from './counted-offset-page';
+import { countCacheLimits } from '@hatchery/core/query/count-cache';
 
 interface Case {
   name: string;
@@ -115,7 +115,7 @@ export const indexedBench: BenchSection = async ({ stack, concurrency, durationM
     const baseline = await measureInChild({
       kind: 'sql',
       databaseUrl: stack.databaseUrl,
-      statement: todaysStatement(source, request, serverConditions),
+      statement: countedOffsetPageStatement(source, request, serverConditions),
       concurrency,
       durationMs,
       postgresPid,
@@ -137,6 +137,6 @@ export const indexedBench: BenchSection = async ({ stack, concurrency, durationM
     }
   }
   printTable('Indexed data (list endpoints; load generators in their own processes)', rows);
-  console.log(`Goals of the indexed reads (counts shared for ${limits.countCache.ttlMs / 1000} s per instance):\n${goals.join('\n')}`);
+  console.log(`Goals of the indexed reads (counts shared for ${countCacheLimits.ttlMs / 1000} s per instance):\n${goals.join('\n')}`);
   console.log(`Indexes used by the wallet-scoped pages and their counts (EXPLAIN; no sequential scan of ${largeTables.join(', ')}):\n${plans.join('\n')}`);
 };

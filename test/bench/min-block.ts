@@ -1,8 +1,7 @@
 import { cpus, loadavg } from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { Freshness } from '@hatchery/core/indexer/freshness';
+import { freshnessCacheMs, type Freshness } from '@hatchery/core/indexer/freshness';
 import { awaitMinBlock, parseMinBlock } from '@hatchery/core/indexer/min-block';
-import { limits } from '@hatchery/core/limits';
 import { loadAverage, type BenchSection } from './context';
 import { httpGet, measureInChild, printTable, type Figures, type Row } from './measure';
 
@@ -96,7 +95,7 @@ export const minBlockBench: BenchSection = async ({ stack, sql, concurrency, dur
         `  ${name}: requests/s per run, without ${plain.map((f) => f.rps.toFixed(0)).join(' ')}; with ${withMinBlock.map((f) => f.rps.toFixed(0)).join(' ')}`,
       );
     }
-    printTable(`minBlock already reached (${load}; the index's position read at most once per ${limits.freshnessCacheMs} ms per instance)`, rows);
+    printTable(`minBlock already reached (${load}; the index's position read at most once per ${freshnessCacheMs} ms per instance)`, rows);
     const micros = await ownWorkMicros(block);
     // The load saturates the machine, so a request costs about cores / rps of its CPU.
     const shares = rows.map(

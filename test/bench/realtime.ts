@@ -4,13 +4,12 @@ import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { BatchWriteCommand, DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { config } from '@hatchery/platform/config';
 import { dynamoClient as serviceDynamoClient } from '@hatchery/platform/aws/dynamo';
-import { ensureTable } from '@hatchery/core/dynamo/table';
-import { limits } from '@hatchery/core/limits';
+import { ensureTable } from '@hatchery/platform/aws/table';
 import { notificationChannel } from '@hatchery/core/indexer/names';
 import { readListingsSnapshot } from '@hatchery/core/realtime/changes';
-import { connectionItem, connectionStore, shards } from '@hatchery/core/realtime/connections';
+import { connectionShards, connectionItem, connectionStore, shards } from '@hatchery/core/realtime/connections';
 import { marketChangedMessage } from '@hatchery/core/realtime/events';
-import { forEachBounded } from '@hatchery/core/realtime/fan-out';
+import { fanOutLimits, forEachBounded } from '@hatchery/core/realtime/fan-out';
 import { hubConnections, managementClient } from '@hatchery/platform/aws/management';
 import { fanOutHandler, hubPath } from '@hatchery/functions/routes/realtime';
 import { workerPool, type WorkerPool } from '@hatchery/local/gateway/workers';
@@ -147,14 +146,14 @@ async function postsAlone(count: number, endpoint?: string): Promise<number> {
   if (!endpoint) await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const address = server.address();
   const port = typeof address === 'object' && address ? address.port : 0;
-  const connections = hubConnections(managementClient(endpoint ?? `http://127.0.0.1:${port}`, limits.hub.fanOutConcurrency));
+  const connections = hubConnections(managementClient(endpoint ?? `http://127.0.0.1:${port}`, fanOutLimits.concurrency));
   const data = new TextEncoder().encode(marketChangedMessage({ count: 0, maxBlock: '0', version: 1 }));
   async function* ids() {
     yield Array.from({ length: count }, (_, i) => `Connection${String(i).padStart(5, '0')}=`);
   }
-  await forEachBounded(ids(), limits.hub.fanOutConcurrency, async (id) => void (await connections.post(id, data)));
+  await forEachBounded(ids(), fanOutLimits.concurrency, async (id) => void (await connections.post(id, data)));
   const started = performance.now();
-  await forEachBounded(ids(), limits.hub.fanOutConcurrency, async (id) => void (await connections.post(id, data)));
+  await forEachBounded(ids(), fanOutLimits.concurrency, async (id) => void (await connections.post(id, data)));
   const elapsed = performance.now() - started;
   if (!endpoint) {
     server.closeAllConnections();
@@ -169,7 +168,7 @@ async function postsAlone(count: number, endpoint?: string): Promise<number> {
  * does not exist), so no work of the warm-up outlives it into a measurement.
  */
 const warmUp = (workers: WorkerPool, frame: string) =>
-  workers.invoke({ handler: fanOutHandler, functionName: 'warm-up', event: { event: 'warm-up', shard: limits.hub.connectionShards, frame } }).then(
+  workers.invoke({ handler: fanOutHandler, functionName: 'warm-up', event: { event: 'warm-up', shard: connectionShards, frame } }).then(
     () => Promise.reject(new Error('the fan-out function took a shard that does not exist')),
     () => undefined,
   );
@@ -249,9 +248,7 @@ export const realtimeBench: BenchSection = async ({ stack, sql }) => {
   const clients = await startChild(clientProcess, 'ready');
   let timed: Child | undefined;
   try {
-    console.log(
-      `\nRealtime: marketChanged fan-out (NOTIFY → every client has the event; ${limits.hub.connectionShards} shards, ${stack.workers.size} fan-out workers)`,
-    );
+    console.log(`\nRealtime: marketChanged fan-out (NOTIFY → every client has the event; ${connectionShards} shards, ${stack.workers.size} fan-out workers)`);
     console.log(
       `${'clients'.padStart(8)} ${'connect s'.padStart(9)} ${'rounds'.padStart(6)} ${'first ms'.padStart(9)} ${'p50 ms'.padStart(9)} ${'last ms'.padStart(9)} ${'missed'.padStart(6)} | ${'SQL read'.padStart(9)} ${'Dynamo ids'.padStart(10)} ${'posts alone'.padStart(11)} ${'ws.send'.padStart(9)} | ${'last/ws.send'.padStart(12)} ${'last/posts'.padStart(10)}`,
     );
@@ -393,7 +390,7 @@ export const realtimeBench: BenchSection = async ({ stack, sql }) => {
       `${'workers'.padStart(8)} ${'fan-out ms'.padStart(11)} ${'posts/s'.padStart(9)} ${'shard p50 ms'.padStart(13)} ${'shard max ms'.padStart(13)} ${'posts'.padStart(8)} | ${'vs 1 worker'.padStart(11)}`,
     );
     let single = NaN;
-    for (const size of [...new Set([1, 2, limits.hub.connectionShards])]) {
+    for (const size of [...new Set([1, 2, connectionShards])]) {
       const workers = workerPool(size, { ...process.env, DYNAMODB_TABLE: table, WEBSOCKET_MANAGEMENT_ENDPOINT: standIn, LOG_LEVEL: 'warn' });
       try {
         await Promise.all(Array.from({ length: size }, () => warmUp(workers, frame)));
@@ -406,7 +403,7 @@ export const realtimeBench: BenchSection = async ({ stack, sql }) => {
               handler: fanOutHandler,
               functionName: 'fan-out',
               event: { event: `bench#${randomUUID()}`, shard, frame },
-              timeoutMs: limits.hub.shardTimeoutMs * 10,
+              timeoutMs: fanOutLimits.shardTimeoutMs * 10,
             });
             return performance.now() - t;
           }),
@@ -433,7 +430,7 @@ export const realtimeBench: BenchSection = async ({ stack, sql }) => {
           handler: fanOutHandler,
           functionName: 'fan-out',
           event: { event: `bench#${randomUUID()}`, shard: run, frame },
-          timeoutMs: limits.hub.shardTimeoutMs * 10,
+          timeoutMs: fanOutLimits.shardTimeoutMs * 10,
         });
         times.push(performance.now() - t);
       }

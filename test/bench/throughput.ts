@@ -3,12 +3,12 @@ import { editionsSource } from '@hatchery/core/indexer/editions';
 import { activeListings, listingsSource } from '@hatchery/core/indexer/listings';
 import { nftsSource, ownedNfts } from '@hatchery/core/indexer/nfts';
 import { salesSource } from '@hatchery/core/indexer/sales';
-import { limits } from '@hatchery/core/limits';
 import { keyColumn } from '@hatchery/core/query/cursor';
 import { buildPageStatements, pageQuerySchema, type ListSource, type ServerConditions } from '@hatchery/core/query/page-query';
 import { loadAverage, type BenchSection } from './context';
 import { wallet } from './indexed';
 import { httpGet, measureInChild, printTable, type Row } from './measure';
+import { countCacheLimits } from '@hatchery/core/query/count-cache';
 
 interface Case {
   name: string;
@@ -44,7 +44,7 @@ function startMinimalServer(databaseUrl: string, concurrency: number) {
     child.once('message', (message: { port: number }) => resolve(message.port));
     child.once('exit', (code) => reject(new Error(`the minimal server exited with ${code}`)));
   });
-  child.send({ databaseUrl, concurrency, countTtlMs: limits.countCache.ttlMs, routes });
+  child.send({ databaseUrl, concurrency, countTtlMs: countCacheLimits.ttlMs, routes });
   return { ready, stop: () => child.kill() };
 }
 

@@ -3,11 +3,11 @@ import { createServer, type IncomingMessage } from 'node:http';
 import { connect } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { limits } from '@hatchery/core/limits';
 import { httpRoutes } from '@hatchery/functions/routes';
 import { toEventV2 } from '@hatchery/local/gateway/http';
 import { call, client, freshCaller } from '../accounts/support';
 import { startTestStack, type TestStack } from '../support/stack';
+import { requestBodyBytes } from '@hatchery/functions/middleware/body-size';
 
 /** Headers and limits every endpoint shares, through the local gateway; the wallet POST limit is set to 2 here to see the setting work. */
 let stack: TestStack;
@@ -62,7 +62,7 @@ describe('Cache-Control: no-store on problem responses', () => {
         await stack.get('/accounts/me/wallet', {
           method: 'POST',
           headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
-          body: 'x'.repeat(limits.requestBodyBytes + 1),
+          body: 'x'.repeat(requestBodyBytes + 1),
         }),
       ],
     ];
@@ -74,30 +74,30 @@ describe('Cache-Control: no-store on problem responses', () => {
 });
 
 describe('request bodies', () => {
-  it(`413 for a body above ${limits.requestBodyBytes} bytes, on any route, before anything else is looked at; the limit itself is accepted`, async () => {
+  it(`413 for a body above ${requestBodyBytes} bytes, on any route, before anything else is looked at; the limit itself is accepted`, async () => {
     const api = await client(stack, freshCaller('big-body'));
     const padded = (bytes: number) => {
       const base = JSON.parse(linkBody) as Record<string, string>;
       const json = JSON.stringify({ ...base, padding: '' });
       return JSON.stringify({ ...base, padding: 'p'.repeat(bytes - Buffer.byteLength(json)) });
     };
-    const atLimit = padded(limits.requestBodyBytes);
-    expect(Buffer.byteLength(atLimit)).toBe(limits.requestBodyBytes);
+    const atLimit = padded(requestBodyBytes);
+    expect(Buffer.byteLength(atLimit)).toBe(requestBodyBytes);
     const accepted = await call(stack, 'POST', '/accounts/me/wallet', { token: api.token, rawBody: atLimit });
     expect(accepted.status).toBe(410);
 
-    const tooLarge = await call(stack, 'POST', '/accounts/me/wallet', { token: api.token, rawBody: padded(limits.requestBodyBytes + 1) });
+    const tooLarge = await call(stack, 'POST', '/accounts/me/wallet', { token: api.token, rawBody: padded(requestBodyBytes + 1) });
     expect(tooLarge.status).toBe(413);
     expect(tooLarge.problem).toMatchObject({ status: 413, title: 'Content too large', instance: '/accounts/me/wallet' });
     // Multi-byte characters count as the bytes they are.
     const wide = await call(stack, 'POST', '/accounts/me/wallet', {
       token: api.token,
-      rawBody: JSON.stringify({ padding: 'é'.repeat(limits.requestBodyBytes / 2) }),
+      rawBody: JSON.stringify({ padding: 'é'.repeat(requestBodyBytes / 2) }),
     });
     expect(wide.status).toBe(413);
     // Without a token too, and on a route that takes no body.
-    expect((await call(stack, 'POST', '/accounts/me/wallet', { rawBody: padded(limits.requestBodyBytes + 1) })).status).toBe(413);
-    expect((await call(stack, 'POST', '/hubs/events/negotiate', { rawBody: 'x'.repeat(limits.requestBodyBytes + 1) })).status).toBe(413);
+    expect((await call(stack, 'POST', '/accounts/me/wallet', { rawBody: padded(requestBodyBytes + 1) })).status).toBe(413);
+    expect((await call(stack, 'POST', '/hubs/events/negotiate', { rawBody: 'x'.repeat(requestBodyBytes + 1) })).status).toBe(413);
   });
 
   it('415 for a body that is not declared JSON on the route that takes JSON; JSON with a charset, or a +json type, is accepted', async () => {

@@ -2,11 +2,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { activeListings, listingsSource } from '@hatchery/core/indexer/listings';
 import { nftsSource, ownedNfts } from '@hatchery/core/indexer/nfts';
 import { salesSource } from '@hatchery/core/indexer/sales';
-import { limits } from '@hatchery/core/limits';
-import { createCountCache } from '@hatchery/core/query/count-cache';
-import { buildPageStatements, pageQuerySchema } from '@hatchery/core/query/page-query';
+import { countCacheLimits, createCountCache } from '@hatchery/core/query/count-cache';
+import { pageQueryLimits, buildPageStatements, pageQuerySchema } from '@hatchery/core/query/page-query';
 import { demoAddress, demoSizes } from '@hatchery/local/demo-data';
 import { startTestStack, type TestStack } from '../support/stack';
+import { publicCache } from '@hatchery/functions/middleware/http-caching';
 
 const request = (query: Record<string, string> = {}) => pageQuerySchema.parse(query);
 
@@ -64,8 +64,8 @@ describe('the count cache', () => {
   });
 
   it('is bounded and short-lived by the named limits', () => {
-    expect(limits.countCache.ttlMs).toBeLessThanOrEqual(10_000);
-    expect(limits.countCache.maxEntries).toBeGreaterThan(0);
+    expect(countCacheLimits.ttlMs).toBeLessThanOrEqual(10_000);
+    expect(countCacheLimits.maxEntries).toBeGreaterThan(0);
   });
 });
 
@@ -139,7 +139,7 @@ describe('through the gateway', () => {
     const etag = first.headers.get('etag')!;
     expect(etag).toMatch(/^"[A-Za-z0-9_-]+"$/);
     expect(first.headers.get('cache-control')).toBe(
-      `public, max-age=0, s-maxage=${limits.publicCache.sMaxAgeSeconds}, stale-while-revalidate=${limits.publicCache.staleWhileRevalidateSeconds}`,
+      `public, max-age=0, s-maxage=${publicCache.sMaxAgeSeconds}, stale-while-revalidate=${publicCache.staleWhileRevalidateSeconds}`,
     );
     for (const ifNoneMatch of [etag, `W/${etag}`, `"other", ${etag}`, '*']) {
       const again = await stack.get('/editions?pageSize=3', { headers: { 'if-none-match': ifNoneMatch } });
@@ -183,7 +183,7 @@ describe('through the gateway', () => {
       expect(versioned.status, path).toBe(200);
       expect(await versioned.text(), path).toBe(await plain.text());
       expect(versioned.headers.get('etag'), path).toBe(plain.headers.get('etag'));
-      const tooLong = await stack.get(`${path}?v=${'9'.repeat(limits.versionLength + 1)}`);
+      const tooLong = await stack.get(`${path}?v=${'9'.repeat(pageQueryLimits.versionLength + 1)}`);
       expect(tooLong.status, path).toBe(422);
       expect(((await tooLong.json()) as { errors: Record<string, string[]> }).errors, path).toHaveProperty('v');
     }

@@ -1,13 +1,14 @@
 import http from 'node:http';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { limits } from '@hatchery/core/limits';
 import { createClient, indexedBlocks, isProblem } from '../../packages/client/src/index';
 import { demoAddress, demoSizes } from '@hatchery/local/demo-data';
 import { openApiDocument } from '@hatchery/functions/openapi';
 import { httpRoutes } from '@hatchery/functions/routes';
 import { commandLines, docBlock, onStack, runShell, where } from '../support/docs';
 import { startTestStack, type TestStack } from '../support/stack';
+import { freshnessCacheMs } from '@hatchery/core/indexer/freshness';
+import { minBlockLimits } from '@hatchery/core/indexer/min-block';
 
 /**
  * `minBlock` on every read of the indexer's data, through the real
@@ -62,8 +63,8 @@ const sale = (id: string, block: bigint) =>
 const get = (path: string, minBlock?: string) =>
   stack.get(minBlock === undefined ? path : `${path}${path.includes('?') ? '&' : '?'}minBlock=${encodeURIComponent(minBlock)}`);
 
-/** Waits out the instance's cached view of the index (limits.freshnessCacheMs). */
-const afterFreshnessCache = () => new Promise((resolve) => setTimeout(resolve, limits.freshnessCacheMs + 50));
+/** Waits out the instance's cached view of the index (freshnessCacheMs). */
+const afterFreshnessCache = () => new Promise((resolve) => setTimeout(resolve, freshnessCacheMs + 50));
 
 async function expectProblem(response: Response, status: number) {
   expect(response.status).toBe(status);
@@ -81,7 +82,7 @@ describe('minBlock', () => {
     await afterFreshnessCache();
     const started = Date.now();
     const body = await expectProblem(await get('/transparency/sales', '1'), 409);
-    expect(Date.now() - started).toBeLessThan(limits.minBlock.waitMs);
+    expect(Date.now() - started).toBeLessThan(minBlockLimits.waitMs);
     expect(body).toMatchObject({ status: 409, title: 'Not indexed yet', indexedBlock: 'unknown' });
     expect(body.detail).toMatch(/no Ponder checkpoint/);
     // Without minBlock the reads answer as ever, with no freshness headers.
@@ -120,7 +121,7 @@ describe('minBlock', () => {
     const elapsed = Date.now() - started;
     expect(response.status).toBe(200);
     expect(elapsed).toBeGreaterThanOrEqual(500);
-    expect(elapsed).toBeLessThan(limits.minBlock.waitMs);
+    expect(elapsed).toBeLessThan(minBlockLimits.waitMs);
     expect(response.headers.get('x-indexed-block')).toBe(`${chainId}=101`);
     const page = (await response.json()) as { totalCount: number; items: { blockNumber: string }[] };
     // The count cache is keyed by minBlock: the count from before the block is not reused.
@@ -146,8 +147,8 @@ describe('minBlock', () => {
     const started = Date.now();
     const body = await expectProblem(await get('/marketplace/listings', '110'), 409);
     const elapsed = Date.now() - started;
-    expect(elapsed).toBeGreaterThanOrEqual(limits.minBlock.waitMs - limits.minBlock.pollMs);
-    expect(elapsed).toBeLessThan(limits.minBlock.waitMs + 1_000);
+    expect(elapsed).toBeGreaterThanOrEqual(minBlockLimits.waitMs - minBlockLimits.pollMs);
+    expect(elapsed).toBeLessThan(minBlockLimits.waitMs + 1_000);
     expect(body).toMatchObject({
       status: 409,
       title: 'Not indexed yet',
@@ -161,11 +162,11 @@ describe('minBlock', () => {
   it('sends the Retry-After of the 409', async () => {
     const response = await get(`/accounts/${wallet}/referral`, '103');
     expect(response.status).toBe(409);
-    expect(response.headers.get('retry-after')).toBe(String(limits.minBlock.retryAfterSeconds));
+    expect(response.headers.get('retry-after')).toBe(String(minBlockLimits.retryAfterSeconds));
   });
 
   it('refuses a malformed minBlock, or one far beyond any plausible head, at once with a 422 naming it', async () => {
-    const far = String(102 + limits.minBlock.maxAheadBlocks + 1);
+    const far = String(102 + minBlockLimits.maxAheadBlocks + 1);
     for (const minBlock of [
       'abc',
       '-1',
@@ -186,12 +187,12 @@ describe('minBlock', () => {
       for (const path of [reads[0]!, reads[6]!, reads[7]!]) {
         const started = Date.now();
         const body = await expectProblem(await get(path, minBlock), 422);
-        expect(Date.now() - started, `${path} ${minBlock}`).toBeLessThan(limits.minBlock.waitMs);
+        expect(Date.now() - started, `${path} ${minBlock}`).toBeLessThan(minBlockLimits.waitMs);
         expect(Object.keys(body.errors!), `${path} ${minBlock}`).toEqual(['minBlock']);
       }
     }
     // A block just inside the bound is not refused: it waits (and is not reached).
-    expect((await get('/editions', String(102 + limits.minBlock.maxAheadBlocks))).status).toBe(409);
+    expect((await get('/editions', String(102 + minBlockLimits.maxAheadBlocks))).status).toBe(409);
   });
 
   it('names the chain once several are indexed: bare blocks are refused, <chainId>:<block> is read per chain', async () => {
@@ -274,7 +275,7 @@ describe('minBlock, fuzzed', () => {
   /** Mostly what must answer at once (reached, or refused); now and then a block within the bound, which waits. */
   const minBlockValue = fc.oneof(
     { weight: 4, arbitrary: digits(0n, head) },
-    { weight: 4, arbitrary: digits(head + BigInt(limits.minBlock.maxAheadBlocks) + 1n, 10n ** 20n) },
+    { weight: 4, arbitrary: digits(head + BigInt(minBlockLimits.maxAheadBlocks) + 1n, 10n ** 20n) },
     { weight: 1, arbitrary: digits(head + 1n, head + 3n) },
     {
       weight: 3,
@@ -342,10 +343,10 @@ describe('the typed client', () => {
     const client = createClient({ baseUrl: stack.url });
     const started = Date.now();
     const reading = client.api.getSummary(undefined, { minBlock: { chainId, block: 104 } });
-    await new Promise((resolve) => setTimeout(resolve, limits.minBlock.waitMs + 300));
+    await new Promise((resolve) => setTimeout(resolve, minBlockLimits.waitMs + 300));
     await indexBlock(104n);
     await expect(reading).resolves.toMatchObject({ salesCount: expect.any(Number) });
-    expect(Date.now() - started).toBeGreaterThan(limits.minBlock.waitMs);
+    expect(Date.now() - started).toBeGreaterThan(minBlockLimits.waitMs);
     const refused = await client.api.listEditions({ minBlock: 'abc' }).catch((error: unknown) => error);
     expect(isProblem(refused, 422) && refused.errors).toHaveProperty('minBlock');
     const behind = await createClient({ baseUrl: stack.url, retry: { retries: 0 } })
@@ -355,7 +356,7 @@ describe('the typed client', () => {
       status: 409,
       minBlock: `${chainId}:106`,
       indexedBlock: `${chainId}:104`,
-      retryAfterMs: limits.minBlock.retryAfterSeconds * 1000,
+      retryAfterMs: minBlockLimits.retryAfterSeconds * 1000,
     });
   });
 

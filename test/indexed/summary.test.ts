@@ -2,8 +2,7 @@ import pg from 'pg';
 import { pino } from 'pino';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { indexerTable } from '@hatchery/core/indexer/names';
-import { storeSummary } from '@hatchery/core/indexer/summary-store';
-import { limits } from '@hatchery/core/limits';
+import { summaryLimits, storeSummary } from '@hatchery/core/indexer/summary-store';
 import { Listener } from '@hatchery/listener/listener';
 import { startTestStack, type TestStack } from '../support/stack';
 import { above64, createSchema, getJson, insertRows, wallet } from './support';
@@ -24,7 +23,7 @@ const rowReads = () => sent().filter(({ text, byListener }) => !byListener && te
 
 /** Moves the process clock past the cache lifetime (Date only, then frozen; timers and sockets keep real time), as a cold instance has no cache. */
 const pastCacheLifetime = () => {
-  vi.setSystemTime(Date.now() + limits.summaryCacheMs + 1_000);
+  vi.setSystemTime(Date.now() + summaryLimits.cacheMs + 1_000);
 };
 
 type StoredRow = { salesCount: number; totalVolume: string; ageMs: number; asOf: Date };
@@ -35,7 +34,7 @@ const stored = async () =>
     )
   )[0];
 /** The row as old as it would be once the cache lifetime had passed on the database's clock too. */
-const rowPastCacheLifetime = () => stack.sql(`UPDATE hatchery.summary SET as_of = as_of - make_interval(secs => $1)`, [(limits.summaryCacheMs + 1_000) / 1000]);
+const rowPastCacheLifetime = () => stack.sql(`UPDATE hatchery.summary SET as_of = as_of - make_interval(secs => $1)`, [(summaryLimits.cacheMs + 1_000) / 1000]);
 
 const listeners: Listener[] = [];
 /** A leading listener, as in AWS, with short timings. */

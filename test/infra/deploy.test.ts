@@ -12,10 +12,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { configSchema } from '@hatchery/platform/config';
 import { readSettings } from '@hatchery/platform/config/environment';
 import { attemptBoundMs, databaseLimits } from '@hatchery/core/db';
-import { createTableInput, tableDefinition } from '@hatchery/core/dynamo/table';
-import { limits } from '@hatchery/core/limits';
+import { createTableInput, tableDefinition } from '@hatchery/platform/aws/table';
 import { createMetrics, listenerDocuments, metricCatalog, setEmfSink, type MetricName } from '@hatchery/platform/telemetry/metrics';
-import { originVerifyHeader } from '@hatchery/core/origin-verify';
+import { originVerifyHeader } from '@hatchery/functions/origin-verify';
 import { httpRoutes, type HttpRoute } from '@hatchery/functions/routes';
 import { fanOutHandler, hubPath, wsRoutes } from '@hatchery/functions/routes/realtime';
 import type { DeployResult } from './sst/deploy';
@@ -28,6 +27,7 @@ import { statefulResources } from '../../infra/stateful';
 import { inBatches, runDeploy } from './sst/run';
 import { listenerMetrics } from '@hatchery/listener/metrics';
 import { lambdaRuntime, nodeMajor } from '../../infra/runtime';
+import { fanOutLimits } from '@hatchery/core/realtime/fan-out';
 
 const secrets = {
   SST_SECRET_IdpProjectId: 'hatchery-prod-7f3a',
@@ -216,7 +216,7 @@ describe('every function', () => {
     const hub = new Set([...routesOf(result, hubApi(result)).values()].map((each) => each.fn.id));
     const sizes: Record<string, { memorySize: number; timeout: number }> = {
       Migrator: { memorySize: 512, timeout: 300 },
-      FanOut: { memorySize: 1769, timeout: limits.hub.shardTimeoutMs / 1000 },
+      FanOut: { memorySize: 1769, timeout: fanOutLimits.shardTimeoutMs / 1000 },
     };
     for (const fn of functions) {
       const size = sizes[fn.id] ?? (hub.has(fn.id) ? { memorySize: 512, timeout: 10 } : { memorySize: 1024, timeout: 15 });

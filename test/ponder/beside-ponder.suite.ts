@@ -5,8 +5,9 @@ import { createClient, indexedBlocks } from '../../packages/client/src/index';
 import { connectHub, record, waitFor, type Hub } from '../realtime/support';
 import { hatcheryAbi, hatchTokenAbi } from './app/abis';
 import { besidePonder, type BesidePonder } from './beside-ponder';
-import { limits } from '@hatchery/core/limits';
 import { decodeCheckpoint, spawnPonder, type Layout } from './chain';
+import { freshnessCacheMs } from '@hatchery/core/indexer/freshness';
+import { minBlockLimits } from '@hatchery/core/indexer/min-block';
 
 type MarketChanged = { count: number; maxBlock: string; version: number };
 type Chains = { chainId: number; block: string; lagSeconds: number; ready: boolean }[];
@@ -298,14 +299,14 @@ export function besidePonderSuite(layout: Layout) {
     const ahead = await hatchery.get(`/transparency/sales?minBlock=${head + 5n}`);
     const took = Date.now() - askedAt;
     expect(ahead.status).toBe(409);
-    expect(ahead.headers.get('retry-after')).toBe(String(limits.minBlock.retryAfterSeconds));
+    expect(ahead.headers.get('retry-after')).toBe(String(minBlockLimits.retryAfterSeconds));
     expect(ahead.headers.get('cache-control')).toBe('no-store');
     expect(await ahead.json()).toMatchObject({ status: 409, minBlock: `31337:${head + 5n}`, indexedBlock: `31337:${head}` });
-    expect(took).toBeGreaterThanOrEqual(limits.minBlock.waitMs - limits.minBlock.pollMs);
-    expect(took).toBeLessThan(limits.minBlock.waitMs + 1_000);
-    const far = await hatchery.get(`/transparency/sales?minBlock=${head + BigInt(limits.minBlock.maxAheadBlocks) + 1n}`);
+    expect(took).toBeGreaterThanOrEqual(minBlockLimits.waitMs - minBlockLimits.pollMs);
+    expect(took).toBeLessThan(minBlockLimits.waitMs + 1_000);
+    const far = await hatchery.get(`/transparency/sales?minBlock=${head + BigInt(minBlockLimits.maxAheadBlocks) + 1n}`);
     expect(far.status).toBe(422);
-    figures.push(`minBlock 5 ahead: 409 after ${took} ms (bound ${limits.minBlock.waitMs} ms)`);
+    figures.push(`minBlock 5 ahead: 409 after ${took} ms (bound ${minBlockLimits.waitMs} ms)`);
   }, 60_000);
 
   it('reports the safe and finalized blocks Ponder keeps in _ponder_checkpoint, in /health and beside X-Indexed-Block', async () => {
@@ -321,7 +322,7 @@ export function besidePonderSuite(layout: Layout) {
     await expect.poll(async () => (await checkpoints()).finalized, { timeout: 10_000 }).toBeGreaterThan(0n);
     const { finalized, safe } = await checkpoints();
     // Nothing is mined here, so Ponder's finalized block stays put; the instance's view is at most a second old.
-    await new Promise((resolve) => setTimeout(resolve, limits.freshnessCacheMs + 50));
+    await new Promise((resolve) => setTimeout(resolve, freshnessCacheMs + 50));
     const health = await setup.hatchery.json<{ indexer: { chains: { finalizedBlock: string; safeBlock: string; block: string }[] } }>('/health');
     expect(health.indexer.chains[0]).toMatchObject({ finalizedBlock: String(finalized), safeBlock: String(safe) });
     expect(BigInt(health.indexer.chains[0]!.block)).toBeGreaterThan(finalized);

@@ -6,10 +6,11 @@ import { metricCatalog, type MetricName } from '@hatchery/platform/telemetry/met
 import { connectionStore, shardOf } from '@hatchery/core/realtime/connections';
 import { marketChangedMessage } from '@hatchery/core/realtime/events';
 import { fanOutHandler } from '@hatchery/functions/routes/realtime';
-import { parseEmf, type EmfDocument } from '@hatchery/local/metrics';
+import type { EmfDocument } from '@hatchery/local/metrics';
 import { connectHub, record, waitFor, type Hub } from './support';
 import { startTestStack, type TestStack } from '../support/stack';
 import { bundleHandlers, probe, stackBacking, tracingEnvironment, xrayDaemon, type HandlerBundle } from '../support/bundles';
+import { parseEmf } from '../support/emf';
 
 /**
  * The fan-out function, bundled as deployed, invoked in fresh processes with

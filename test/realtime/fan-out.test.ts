@@ -6,12 +6,11 @@ import { config } from '@hatchery/platform/config';
 import { PutCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { MiddlewareStack } from '@smithy/types';
 import { dynamoClient as newDynamoClient } from '@hatchery/platform/aws/dynamo';
-import { ensureTable } from '@hatchery/core/dynamo/table';
+import { ensureTable } from '@hatchery/platform/aws/table';
 import { createIndexerSchema } from '@hatchery/core/indexer/schema';
-import { limits } from '@hatchery/core/limits';
-import { connectionStore, shardOf, shards } from '@hatchery/core/realtime/connections';
+import { connectionShards, connectionStore, shardOf, shards } from '@hatchery/core/realtime/connections';
 import { marketChangedMessage, type MarketChanged } from '@hatchery/core/realtime/events';
-import { deliverShard, type FanOutParts } from '@hatchery/core/realtime/fan-out';
+import { fanOutLimits, deliverShard, type FanOutParts } from '@hatchery/core/realtime/fan-out';
 import { pacer } from '@hatchery/core/realtime/budget';
 import { deliveryLedger } from '@hatchery/core/realtime/ledger';
 import { randomUUID } from 'node:crypto';
@@ -21,6 +20,7 @@ import { functionShards } from '@hatchery/listener/shards';
 import { startTestStack, type TestStack } from '../support/stack';
 import { failOnce } from './flaky-shard';
 import { anyVersion, connectHub, indexer, listingsOf, record, versionsGrow, waitFor, wallet, type Hub } from './support';
+import { webSocketApiQuotas } from '@hatchery/platform/aws/websocket-api';
 
 /**
  * The sharded fan-out against the real parts: dynalite, the local gateway's
@@ -42,7 +42,7 @@ let dynamoClient: DynamoDBDocumentClient;
 let admin: DynamoDBClient;
 let store: ReturnType<typeof connectionStore>;
 let connections: HubConnections;
-const parts = (): FanOutParts => ({ store, connections, concurrency: limits.hub.fanOutConcurrency, log, pace: pacer(0) });
+const parts = (): FanOutParts => ({ store, connections, concurrency: fanOutLimits.concurrency, log, pace: pacer(0) });
 /** A shard's job for a new event, so the ledger holds no claim of it yet. */
 const job = (shard: number, frame: string) => ({ event: `test#${randomUUID()}`, shard, frame });
 
@@ -102,7 +102,7 @@ const received = (client: Client, payload: Omit<MarketChanged, 'version'> & { ve
 
 beforeAll(async () => {
   stack = await startTestStack({
-    functions: { [flaky]: { handler: 'test/realtime/flaky-shard.handler', timeoutMs: limits.hub.shardTimeoutMs, retries: limits.hub.shardRetries } },
+    functions: { [flaky]: { handler: 'test/realtime/flaky-shard.handler', timeoutMs: fanOutLimits.shardTimeoutMs, retries: fanOutLimits.shardRetries } },
   });
   // These tests drive the fan-out themselves; the stack's listener would compete for the lock.
   await stack.listener?.stop();
@@ -120,7 +120,7 @@ afterAll(async () => {
 
 describe('the sharded connection store', () => {
   it('spreads connection ids evenly over the shards, the same way in every process', () => {
-    const counts = new Array<number>(limits.hub.connectionShards).fill(0);
+    const counts = new Array<number>(connectionShards).fill(0);
     for (let i = 0; i < 16_000; i++) counts[shardOf(`${createHash('sha256').update(String(i)).digest('base64').slice(0, 15)}=`)]!++;
     // 1,000 expected per shard; a binomial count strays beyond ±15% with odds far below one in a million.
     for (const count of counts) expect(count).toBeGreaterThan(850);
@@ -146,7 +146,7 @@ describe('the sharded connection store', () => {
 
     // Past API Gateway's 2-hour lifetime the record is expired, and reads skip it until DynamoDB's TTL deletes it.
     const stale = 'StaleConnectn1=';
-    await store.add(stale, Date.now() - limits.hub.connectionLifetimeMs - 1_000);
+    await store.add(stale, Date.now() - webSocketApiQuotas.connectionLifetimeMs - 1_000);
     await store.join(stale);
     expect(await ids(store.shard(shardOf(stale)))).not.toContain(stale);
     expect((await store.peek(shardOf(stale), 1_000)).ids).not.toContain(stale);

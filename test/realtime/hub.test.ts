@@ -1,11 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createIndexerSchema } from '@hatchery/core/indexer/schema';
-import { limits } from '@hatchery/core/limits';
 import { connectionStore } from '@hatchery/core/realtime/connections';
 import { connectEvents, eventsKeepAliveMs, eventsServerTimeoutMs } from '../../packages/client/src/events';
-import type { NegotiateResponse } from '@hatchery/core/realtime/protocol';
+import type { NegotiateResponse } from '@hatchery/platform/signalr/protocol';
 import { startTestStack, type TestStack } from '../support/stack';
 import { anyVersion, connectHub, indexer, record, sleep, waitFor, wallet, type Hub } from './support';
+import { webSocketApiQuotas } from '@hatchery/platform/aws/websocket-api';
 
 let stack: TestStack;
 let writes: ReturnType<typeof indexer>;
@@ -154,9 +154,9 @@ describe.each([
 describe('the typed client’s keepalive', () => {
   it('defaults to a ping every 4 minutes and a 9-minute server timeout, inside API Gateway’s 10-minute idle timeout', () => {
     expect(eventsKeepAliveMs).toBe(4 * 60_000);
-    expect(eventsKeepAliveMs).toBeLessThan(limits.hub.idleTimeoutMs / 2);
+    expect(eventsKeepAliveMs).toBeLessThan(webSocketApiQuotas.idleTimeoutMs / 2);
     expect(eventsServerTimeoutMs).toBeGreaterThan(2 * eventsKeepAliveMs);
-    expect(eventsServerTimeoutMs).toBeLessThan(limits.hub.idleTimeoutMs);
+    expect(eventsServerTimeoutMs).toBeLessThan(webSocketApiQuotas.idleTimeoutMs);
   });
 
   it('stays connected across several keepalive periods, and knows the hub dead within its server timeout once it stops answering', async () => {

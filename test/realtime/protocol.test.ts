@@ -11,7 +11,6 @@ import { pino } from 'pino';
 import { WebSocket } from 'ws';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createIndexerSchema } from '@hatchery/core/indexer/schema';
-import { limits } from '@hatchery/core/limits';
 import { connectionStore, shardOf } from '@hatchery/core/realtime/connections';
 import { marketChangedMessage } from '@hatchery/core/realtime/events';
 import { deliverShard, type FanOutParts } from '@hatchery/core/realtime/fan-out';
@@ -19,9 +18,10 @@ import { pacer } from '@hatchery/core/realtime/budget';
 import { deliveryLedger } from '@hatchery/core/realtime/ledger';
 import { hubConnections, managementApiClient } from '@hatchery/platform/aws/management';
 import { hubErrors } from '@hatchery/core/realtime/hub';
-import { messages, splitRecords } from '@hatchery/core/realtime/protocol';
+import { messages, splitRecords } from '@hatchery/platform/signalr/protocol';
 import { startTestStack, type TestStack } from '../support/stack';
 import { indexer, waitFor, wallet } from './support';
+import { webSocketApiQuotas } from '@hatchery/platform/aws/websocket-api';
 
 /** The wire, byte for byte, with a plain WebSocket client. */
 const RS = '\u001e';
@@ -241,7 +241,7 @@ describe('large messages', () => {
     let message = '';
     while (bytes(message + invocation(String(ids.length))) <= 127 * 1024) message += invocation(String(ids.push(String(ids.length)) - 1));
     expect(ids.length).toBeGreaterThan(1_800);
-    expect(ids.map(completion).join('').length).toBeGreaterThan(limits.hub.managementPayloadBytes);
+    expect(ids.map(completion).join('').length).toBeGreaterThan(webSocketApiQuotas.managementPayloadBytes);
     const client = await raw();
     client.send(message);
     const received = await completions(client, ids.length);
@@ -254,14 +254,14 @@ describe('large messages', () => {
     ['exactly the post limit arrive in one message', 0, 1],
     ['one byte past the post limit arrive in two', 1, 2],
   ])('replies of %s', async (_name, extra, messageCount) => {
-    const target = limits.hub.managementPayloadBytes + extra;
+    const target = webSocketApiQuotas.managementPayloadBytes + extra;
     const ids = Array.from({ length: 999 }, (_, i) => String(i).padStart(4, '0'));
     const sum = ids.reduce((total, id) => total + bytes(completion(id)), 0);
     // The last id is padded so that the replies add up to the target exactly.
     ids.push('x'.repeat(target - sum - bytes(completion(''))));
     expect(ids.reduce((total, id) => total + bytes(completion(id)), 0)).toBe(target);
     const message = ids.map(invocation).join('');
-    expect(bytes(message)).toBeLessThanOrEqual(limits.hub.messageBytes);
+    expect(bytes(message)).toBeLessThanOrEqual(webSocketApiQuotas.messageBytes);
     const client = await raw();
     client.send(message);
     expect(await completions(client, ids.length)).toEqual({ ids, messageCount });
@@ -274,12 +274,12 @@ describe('large messages', () => {
       return `${head}{"type":6${' '.repeat(size - bytes(head) - bytes(`{"type":6}${RS}`))}}${RS}`;
     };
     const atLimit = await raw();
-    atLimit.send(fill(limits.hub.messageBytes));
-    expect(bytes(fill(limits.hub.messageBytes))).toBe(limits.hub.messageBytes);
+    atLimit.send(fill(webSocketApiQuotas.messageBytes));
+    expect(bytes(fill(webSocketApiQuotas.messageBytes))).toBe(webSocketApiQuotas.messageBytes);
     expect(await atLimit.next()).toBe(`${completion('1')}${messages.ping()}`);
 
     const past = await raw();
-    past.send(fill(limits.hub.messageBytes + 1));
+    past.send(fill(webSocketApiQuotas.messageBytes + 1));
     expect(await past.closed).toBe(1009);
   });
 });

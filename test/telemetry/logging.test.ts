@@ -4,11 +4,11 @@ import type { APIGatewayProxyEventV2 } from 'aws-lambda';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { httpRoutes, type HttpRoute } from '@hatchery/functions/routes';
-import { parseEmf } from '@hatchery/local/metrics';
 import { client, freshCaller, type Challenge } from '../accounts/support';
 import { docBlock, where } from '../support/docs';
 import { startTestStack, type TestStack } from '../support/stack';
 import { httpEvent as event, stackBacking } from '../support/bundles';
+import { parseEmf } from '../support/emf';
 
 const run = promisify(execFile);
 

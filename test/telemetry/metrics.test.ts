@@ -6,10 +6,11 @@ import { marketChangedMessage } from '@hatchery/core/realtime/events';
 import { localFanOutFunction } from '@hatchery/local/stack';
 import { functionShards } from '@hatchery/listener/shards';
 import { demoAddress, demoSizes } from '@hatchery/local/demo-data';
-import { parseEmf, type EmfDocument } from '@hatchery/local/metrics';
+import type { EmfDocument } from '@hatchery/local/metrics';
 import { call, client, freshCaller, type Challenge } from '../accounts/support';
 import { connectHub, indexer, waitFor, wallet } from '../realtime/support';
 import { startTestStack, type TestStack } from '../support/stack';
+import { parseEmf } from '../support/emf';
 
 /**
  * The EMF lines the handlers and the listener print, read back as CloudWatch

@@ -1,4 +1,4 @@
-import { rememberIndexedBlock } from './freshness.js';
+import { rememberIndexedBlock } from './indexed-block.js';
 import type { ProblemBody } from './route-types.js';
 import { sleep } from './timing.js';
 

@@ -1,17 +1,7 @@
-export {
-  createClient,
-  minBlockText,
-  type Api,
-  type BlockRef,
-  type CallOptions,
-  type Client,
-  type ClientOptions,
-  type RouteCall,
-  type RouteInput,
-  type RouteOutput,
-  type Validate,
-} from './client.js';
-export { indexedBlocks, IndexWaitError, parseIndexedBlock, type IndexedBlocks, type IndexWaitOptions } from './freshness.js';
+export type { Api, ApiClient, BlockRef, CallOptions, ClientOptions, RouteCall, RouteInput, RouteOutput, Validate } from './api.js';
+export { createClient, minBlockText, type Client } from './client.js';
+export { indexedBlocks, parseIndexedBlock, type IndexedBlocks } from './indexed-block.js';
+export { IndexWaitError, type IndexWaitOptions } from './index-wait.js';
 export {
   and,
   escapeValue,

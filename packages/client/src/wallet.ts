@@ -1,4 +1,4 @@
-import type { Client, RouteOutput } from './client.js';
+import type { ApiClient, RouteOutput } from './api.js';
 import { type HatcheryProblem, isProblem } from './http.js';
 
 type Hex = `0x${string}`;
@@ -92,7 +92,7 @@ export interface LinkOptions {
  * used: a new one is signed. 409 and 422 come back as outcomes; anything
  * else (401, 429 past its retries, a refused signature) is thrown.
  */
-export async function linkWallet(client: Client, signer: WalletSigner, options: LinkOptions = {}): Promise<LinkOutcome> {
+export async function linkWallet(client: ApiClient, signer: WalletSigner, options: LinkOptions = {}): Promise<LinkOutcome> {
   const { api } = client;
   const signing = await signingWith(signer, options.address);
   const call = { signal: options.signal };
@@ -137,7 +137,7 @@ export class WalletGateError extends Error {
  * The client-side gate (docs/client.md) for chain writes: a signed-in identity with a
  * linked wallet (and, given `address`, that very wallet). Returns the account.
  */
-export async function requireWalletLinked(client: Client, options: { address?: string; signal?: AbortSignal } = {}): Promise<LinkedAccount> {
+export async function requireWalletLinked(client: ApiClient, options: { address?: string; signal?: AbortSignal } = {}): Promise<LinkedAccount> {
   if (!(await client.options.getToken?.())) throw new WalletGateError('signed-out');
   let account: Account;
   try {

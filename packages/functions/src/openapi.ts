@@ -1,11 +1,12 @@
 import { AppError, errorKinds, toProblem, type ErrorKind } from '@hatchery/core/errors';
-import { limits } from '@hatchery/core/limits';
 import type { FieldMap, FieldType } from '@hatchery/core/query/compile';
 import * as z from '@hatchery/platform/schema';
 import { httpRoutes, type HttpRoute } from './routes';
 import { problemSchema } from './problem-schema';
 import { responseOf } from './responses';
 import { exampleWallet } from './schemas';
+import { pageQueryLimits } from '@hatchery/core/query/page-query';
+import { minBlockLimits } from '@hatchery/core/indexer/min-block';
 
 type JsonSchema = {
   type?: string | string[];
@@ -139,7 +140,7 @@ function filterDescription(list: NonNullable<HttpRoute['list']>): string {
     .map((example) => `\`${example}\``)
     .join(', ');
   return [
-    `Filter expression, at most ${limits.filterLength} characters (Gridify syntax). The fields of this endpoint:`,
+    `Filter expression, at most ${pageQueryLimits.filterLength} characters (Gridify syntax). The fields of this endpoint:`,
     '',
     '| field | type | operators |',
     '|---|---|---|',
@@ -154,7 +155,7 @@ function filterDescription(list: NonNullable<HttpRoute['list']>): string {
 function orderByDescription(list: NonNullable<HttpRoute['list']>): string {
   const fields = Object.keys(list.fields);
   return (
-    `Sort expression, at most ${limits.orderByLength} characters: \`field [asc|desc]\` joined by \`,\`, over ` +
+    `Sort expression, at most ${pageQueryLimits.orderByLength} characters: \`field [asc|desc]\` joined by \`,\`, over ` +
     `${fields.map((field) => `\`${field}\``).join(', ')}. Default: \`${defaultOrderOf(list)}\`; ` +
     `every order ends with the primary key, so pages are stable. Example: \`${fields.at(-1)} desc,${fields[0]}\`.`
   );
@@ -201,7 +202,7 @@ const problemMeanings: Record<number, string> = {
 
 /** On a read of the indexer's data, 409 is its own: the minBlock not indexed yet. */
 const notIndexedYet = {
-  meaning: `\`minBlock\` is not indexed yet: the index did not reach it within ${limits.minBlock.waitMs / 1000} s. \`minBlock\` and \`indexedBlock\` say where each stands; \`Retry-After\` says when to try again. Never cached.`,
+  meaning: `\`minBlock\` is not indexed yet: the index did not reach it within ${minBlockLimits.waitMs / 1000} s. \`minBlock\` and \`indexedBlock\` say where each stands; \`Retry-After\` says when to try again. Never cached.`,
   example: () =>
     new AppError(
       'notIndexedYet',
@@ -299,7 +300,7 @@ export function openApiDocument(routes: Record<string, HttpRoute> = httpRoutes, 
       description: [
         'Accounts, wallet linking, indexed on-chain data and a realtime hub.',
         '',
-        `Paged lists take \`page\` (${limits.page.min}–${limits.page.max}), \`pageSize\` (${limits.pageSize.min}–${limits.pageSize.max}, default ${limits.pageSize.default}), ` +
+        `Paged lists take \`page\` (${pageQueryLimits.page.min}–${pageQueryLimits.page.max}), \`pageSize\` (${pageQueryLimits.pageSize.min}–${pageQueryLimits.pageSize.max}, default ${pageQueryLimits.pageSize.default}), ` +
           '`filter`, `orderBy` and `after` (the `nextCursor` of the page before), and answer `{ items, totalCount, page, pageSize, nextCursor? }` ' +
           'with `X-Indexed-Block`; each list names its filter and sort fields. ' +
           'Every read of indexed data takes `minBlock`, to be answered from an index that has reached a block (a 409 with `Retry-After` if it does not within a few seconds). ' +

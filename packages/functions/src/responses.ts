@@ -9,7 +9,7 @@ import { salesModel } from '@hatchery/core/indexer/sales';
 import { stakingModel } from '@hatchery/core/indexer/staking';
 import { itemSchema } from '@hatchery/core/query/item-schema';
 import { summarySchema } from '@hatchery/core/indexer/summary';
-import { negotiateResponseSchema } from '@hatchery/core/realtime/protocol';
+import { negotiateResponseSchema } from '@hatchery/platform/signalr/protocol';
 import type * as z from '@hatchery/platform/schema';
 import type { HttpRouteName } from './routes';
 import { pageSchema } from './schemas';

@@ -1,5 +1,5 @@
-import { patterns } from '@hatchery/core/limits';
 import * as z from '@hatchery/platform/schema';
+import { addressPattern } from '@hatchery/core/address';
 
 /**
  * A wallet of the local stack's demo data that owns unburned NFTs, staked
@@ -12,7 +12,7 @@ export const exampleWallet = '0x000000000000000000000000000000000000000b';
 export const addressParams = z.object({
   address: z
     .string()
-    .check(z.regex(patterns.address, 'must be 0x followed by 40 hex characters'))
+    .check(z.regex(addressPattern, 'must be 0x followed by 40 hex characters'))
     .register(z.globalRegistry, { description: 'A wallet address: `0x` and 40 hex characters, any case.', examples: [exampleWallet] }),
 });
 

@@ -1,4 +1,3 @@
-import { limits } from '@hatchery/core/limits';
 import { budgetShares, nextBroadcastAt, pacer, type FanOutBudget } from '@hatchery/core/realtime/budget';
 import type { Fulfilment, Listings } from '@hatchery/core/realtime/changes';
 import { shards, type ConnectionStore } from '@hatchery/core/realtime/connections';
@@ -11,6 +10,12 @@ import { planBroadcast, type PeekedShard } from './broadcast-plan';
 import type { listenerMetrics } from './metrics';
 import { shardDeadline, type ShardInvoker } from './shards';
 
+/**
+ * How long the listener keeps trying a forgeFulfilled post answered 429: after 45 s the buyer's client has given
+ * up waiting and read its forge requests (the client's forge fallback, docs/realtime.md), so a later post is of no use.
+ */
+const targetedDeadlineMs = 45_000;
+
 export interface BroadcasterParts {
   store: ConnectionStore;
   /** Where the listener's own broadcast posts go. */
@@ -22,7 +27,7 @@ export interface BroadcasterParts {
   ledger: DeliveryLedger;
   budget: FanOutBudget;
   fanOutConcurrency: number;
-  /** Broadcasts up to this size the listener posts itself; see limits.hub.smallAudience. */
+  /** Broadcasts up to this size the listener posts itself (options.ts gives the default). */
   smallAudience: number;
   shardConcurrency: number;
   log: Logger;
@@ -126,12 +131,7 @@ export function broadcaster(parts: BroadcasterParts, metrics: ReturnType<typeof 
       }
       const postedAt = performance.now();
       const parts = { store, connections: forgeConnections, concurrency: fanOutConcurrency, log, pace: targetedPace };
-      const delivery = await post(
-        store.group(fulfilment.buyer),
-        forgeFulfilledMessage({ ...fulfilment, sequence }),
-        parts,
-        Date.now() + limits.hub.targetedDeadlineMs,
-      );
+      const delivery = await post(store.group(fulfilment.buyer), forgeFulfilledMessage({ ...fulfilment, sequence }), parts, Date.now() + targetedDeadlineMs);
       count(delivery);
       counters.forgeFulfilled++;
       metrics.delivered('forgeFulfilled', delivery, postedAt);

@@ -1,11 +1,15 @@
 import type { Queryable } from '@hatchery/core/db';
-import { limits } from '@hatchery/core/limits';
 import { marketChange, readFulfilments, readListingsSnapshot, type Fulfilment, type Listings } from '@hatchery/core/realtime/changes';
 import type { Logger } from '@hatchery/platform/telemetry/logger';
 import { latestOnly } from './coalesce';
 import { resumeFrom, type DetectionState, type StateStore } from './state';
 
-const stateHeartbeatMs = limits.hub.listenerStateMaxAgeMs / 4;
+/** A failed-over listener resumes the saved forge cursor only when it is this fresh; older means the clients have given up (45 s). */
+const stateMaxAgeMs = 10 * 60_000;
+const stateHeartbeatMs = stateMaxAgeMs / 4;
+
+/** More new fulfilments than this in one read is the indexer back-filling history, not events anyone waits for. */
+const backfillFulfilments = 1_000;
 
 /**
  * What the leading listener has seen (the listings snapshot and the forge
@@ -38,13 +42,13 @@ export function changeDetection(store: StateStore, log: Logger) {
     /** A term begins: the saved state, or the one this process remembers, whichever is newer and fresh enough. */
     async begin(): Promise<void> {
       const saved = await store.load().catch((error: unknown) => log.warn({ err: error }, 'listener state could not be loaded'));
-      state = resumeFrom(saved ?? undefined, state, Date.now(), limits.hub.listenerStateMaxAgeMs);
+      state = resumeFrom(saved ?? undefined, state, Date.now(), stateMaxAgeMs);
       resync = true;
     },
     /** Fulfilments since the cursor, and `seen()` to move the cursor past them once they are sent. */
     async fulfilments(db: Queryable): Promise<{ fresh: Fulfilment[]; seen(): void }> {
       const forge = await readFulfilments(db, state?.cursor);
-      const backfill = forge.fresh.length > limits.hub.backfillFulfilments;
+      const backfill = forge.fresh.length > backfillFulfilments;
       if (backfill) log.warn({ skipped: forge.fresh.length }, 'fulfilments back-filled by the indexer are not sent');
       return { fresh: backfill ? [] : forge.fresh, seen: () => update({ snapshot: state?.snapshot, cursor: forge.cursor, readAt: Date.now() }) };
     },

@@ -1,7 +1,8 @@
 import { config } from '@hatchery/platform/config';
-import { limits } from '@hatchery/core/limits';
 import { logger, type Logger } from '@hatchery/platform/telemetry/logger';
-import { connectionStore, type ConnectionStore } from '@hatchery/core/realtime/connections';
+import { connectionShards, connectionStore, type ConnectionStore } from '@hatchery/core/realtime/connections';
+import { fanOutLimits } from '@hatchery/core/realtime/fan-out';
+import { summaryLimits } from '@hatchery/core/indexer/summary-store';
 import type { FanOutBudget } from '@hatchery/core/realtime/budget';
 import { deliveryLedger, type DeliveryLedger } from '@hatchery/core/realtime/ledger';
 import { managementConnections, type HubConnections } from '@hatchery/platform/aws/management';
@@ -9,6 +10,16 @@ import type { DeliveryCounters } from './broadcaster';
 import { functionShards, inProcessShards, type ShardInvoker } from './shards';
 import { dynamoStateStore, type StateStore } from './state';
 import type { SummaryTiming } from './summary';
+
+/** The listener's defaults for pollMs and reconnectMs. */
+const pollMs = 5_000;
+const reconnectMs = 5_000;
+
+/**
+ * Audiences up to this size the listener posts itself, sparing the hop to the fan-out function: a shard of at most
+ * `smallAudience / connectionShards` records is posted by the listener, any larger one by a shard invocation.
+ */
+const smallAudience = 512;
 
 export interface ListenerOptions {
   databaseUrl: string;
@@ -20,7 +31,7 @@ export interface ListenerOptions {
   reconnectMs: number;
   /** Posts in flight per lane, and so the sockets of each lane's client. */
   fanOutConcurrency: number;
-  /** Broadcasts up to this size the listener posts itself; see limits.hub.smallAudience. */
+  /** Broadcasts up to this size the listener posts itself (`smallAudience` by default). */
   smallAudience: number;
   store: ConnectionStore;
   /** Where the listener's own broadcast posts go. */
@@ -36,7 +47,7 @@ export interface ListenerOptions {
   state: StateStore;
   /** What the fan-out has claimed, so nothing is posted twice (core/realtime/ledger.ts). */
   ledger: DeliveryLedger;
-  /** How often the leader sums the transparency summary's row; see limits.summaryRefresh. */
+  /** How often the leader sums the transparency summary's row; see summaryLimits.refresh. */
   summary: SummaryTiming;
   log: Logger;
 }
@@ -61,7 +72,7 @@ export interface ListenerStats extends DeliveryCounters {
 export function listenerOptions(options: Partial<ListenerOptions>): ListenerOptions {
   const managementEndpoint = options.managementEndpoint ?? config().WEBSOCKET_MANAGEMENT_ENDPOINT;
   if (!managementEndpoint) throw new Error('The listener needs WEBSOCKET_MANAGEMENT_ENDPOINT (the WebSocket API management endpoint).');
-  const fanOutConcurrency = options.fanOutConcurrency ?? limits.hub.fanOutConcurrency;
+  const fanOutConcurrency = options.fanOutConcurrency ?? fanOutLimits.concurrency;
   const store = options.store ?? connectionStore();
   const ledger = options.ledger ?? deliveryLedger();
   const connections = options.connections ?? managementConnections(managementEndpoint, fanOutConcurrency, 'broadcast');
@@ -70,20 +81,20 @@ export function listenerOptions(options: Partial<ListenerOptions>): ListenerOpti
   return {
     databaseUrl: options.databaseUrl ?? config().DATABASE_URL,
     managementEndpoint,
-    pollMs: options.pollMs ?? limits.listenerPollMs,
-    reconnectMs: options.reconnectMs ?? limits.listenerReconnectMs,
+    pollMs: options.pollMs ?? pollMs,
+    reconnectMs: options.reconnectMs ?? reconnectMs,
     fanOutConcurrency,
-    smallAudience: options.smallAudience ?? limits.hub.smallAudience,
+    smallAudience: options.smallAudience ?? smallAudience,
     store,
     connections,
     forgeConnections: options.forgeConnections ?? managementConnections(managementEndpoint, fanOutConcurrency, 'forge'),
     shards:
       options.shards ?? (functionName ? functionShards(functionName) : inProcessShards({ store, connections, concurrency: fanOutConcurrency, log }, ledger)),
-    shardConcurrency: options.shardConcurrency ?? limits.hub.connectionShards,
+    shardConcurrency: options.shardConcurrency ?? connectionShards,
     budget: options.budget ?? { postsPerSecond: config().FANOUT_POSTS_PER_SECOND, minIntervalMs: config().FANOUT_MIN_INTERVAL_MS },
     state: options.state ?? dynamoStateStore(),
     ledger,
-    summary: options.summary ?? limits.summaryRefresh,
+    summary: options.summary ?? summaryLimits.refresh,
     log,
   };
 }

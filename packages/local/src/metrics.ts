@@ -9,17 +9,6 @@ export interface EmfDocument {
   [field: string]: unknown;
 }
 
-/** The EMF document a line of output holds, if it holds one. */
-export function parseEmf(line: string): EmfDocument | undefined {
-  if (!line.startsWith('{"_aws"')) return undefined;
-  try {
-    const parsed = JSON.parse(line) as EmfDocument;
-    return Array.isArray(parsed._aws?.CloudWatchMetrics) ? parsed : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
 interface Series {
   labels: Record<string, string>;
   sum: number;

@@ -3,12 +3,12 @@ import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import pg from 'pg';
 import { createIndexerSchema } from '@hatchery/core/indexer/schema';
-import { patterns } from '@hatchery/core/limits';
 import { advanceCheckpoint, createPonderCheckpoint, demoAddress, demoChainId, indexerContents, latestBlockSql } from './demo-data';
 import { followLauncher } from './launcher';
 import { findRunningStack, StartupError } from './record';
 import { localSettings } from './settings';
 import { indexerTable, notificationChannel } from '@hatchery/core/indexer/names';
+import { addressPattern } from '@hatchery/core/address';
 
 /**
  * Indexer activity, written as the indexer writes it: each change in its own
@@ -117,7 +117,7 @@ async function simulate(): Promise<void> {
     },
   });
   const wallet = values.wallet.toLowerCase();
-  if (!patterns.address.test(wallet)) throw new StartupError('--wallet must be 0x followed by 40 hex characters');
+  if (!addressPattern.test(wallet)) throw new StartupError('--wallet must be 0x followed by 40 hex characters');
   const everyMs = wholeNumber('every', values.every, 1);
   const steps = wholeNumber('count', values.count, 0) || Infinity;
 

@@ -2,11 +2,10 @@ import { join } from 'node:path';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import pg from 'pg';
 import { config, configSchema } from '@hatchery/platform/config';
-import { limits } from '@hatchery/core/limits';
 import { logger } from '@hatchery/platform/telemetry/logger';
 import { closeDb } from '@hatchery/core/db';
 import { indexerTable } from '@hatchery/core/indexer/names';
-import { ensureTable } from '@hatchery/core/dynamo/table';
+import { ensureTable } from '@hatchery/platform/aws/table';
 import { setEmfSink } from '@hatchery/platform/telemetry/metrics';
 import { migrate } from '@hatchery/core/migrate';
 import { httpRoutes } from '@hatchery/functions/routes';
@@ -26,6 +25,7 @@ import { metricsRegistry, serveMetrics, type MetricsRegistry } from './metrics';
 import { startEmbeddedPostgres, type EmbeddedDatabase } from './postgres';
 import { claimDataDir, StartupError } from './record';
 import { localSettingsSchema, quotaSettings } from './settings';
+import { fanOutLimits } from '@hatchery/core/realtime/fan-out';
 
 export interface StackOptions {
   /** 0 picks a free port (tests). */
@@ -140,7 +140,7 @@ export async function startStack(options: StackOptions): Promise<RunningStack> {
     const workers = workerPool(options.fanOutWorkers);
     const lambda = lambdaApi(
       {
-        [localFanOutFunction]: { handler: fanOutHandler, timeoutMs: limits.hub.shardTimeoutMs, retries: limits.hub.shardRetries },
+        [localFanOutFunction]: { handler: fanOutHandler, timeoutMs: fanOutLimits.shardTimeoutMs, retries: fanOutLimits.shardRetries },
         ...options.functions,
       },
       workers,

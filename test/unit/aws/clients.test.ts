@@ -6,7 +6,7 @@ import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { INITIAL_RETRY_TOKENS, Retry } from '@smithy/core/retry';
 import { pino } from 'pino';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
-import { ensureTable } from '@hatchery/core/dynamo/table';
+import { ensureTable } from '@hatchery/platform/aws/table';
 import { connectionStore } from '@hatchery/core/realtime/connections';
 import { pacer } from '@hatchery/core/realtime/budget';
 import { inOnePage, post } from '@hatchery/core/realtime/fan-out';

@@ -1,7 +1,16 @@
 import { describe, expect, it } from 'vitest';
-import { toJsonWithoutNulls } from '@hatchery/functions/middleware/json-response';
+import { jsonResponse } from '@hatchery/functions/middleware/json-response';
 
-describe('toJsonWithoutNulls (null values are omitted)', () => {
+type Request = Parameters<NonNullable<ReturnType<typeof jsonResponse>['after']>>[0];
+
+/** The body jsonResponse writes for what a handler returned. */
+function bodyFor(value: unknown): string {
+  const request = { response: value } as unknown as Request;
+  void jsonResponse().after!(request);
+  return (request.response as { body: string }).body;
+}
+
+describe('the JSON response (null values are omitted)', () => {
   it('drops null members at any depth and keeps everything else as JSON.stringify writes it', () => {
     const value = {
       items: [
@@ -10,16 +19,16 @@ describe('toJsonWithoutNulls (null values are omitted)', () => {
       ],
       totalCount: 2,
     };
-    expect(toJsonWithoutNulls(value)).toBe('{"items":[{"requestId":"5","nested":{"b":0}},{"requestId":"6","tokenId":"7"}],"totalCount":2}');
+    expect(bodyFor(value)).toBe('{"items":[{"requestId":"5","nested":{"b":0}},{"requestId":"6","tokenId":"7"}],"totalCount":2}');
   });
 
   it('keeps strings that merely look like a null member', () => {
     const value = { name: 'a":null', other: '":null}' };
-    expect(JSON.parse(toJsonWithoutNulls(value))).toEqual(value);
+    expect(JSON.parse(bodyFor(value))).toEqual(value);
   });
 
   it('writes a value without nulls exactly as JSON.stringify does', () => {
     const value = { name: 'null', list: [1, 'x'], flag: false };
-    expect(toJsonWithoutNulls(value)).toBe(JSON.stringify(value));
+    expect(bodyFor(value)).toBe(JSON.stringify(value));
   });
 });

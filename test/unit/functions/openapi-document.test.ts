@@ -3,7 +3,7 @@ import { openApiDocument } from '@hatchery/functions/openapi';
 import { responseOf } from '@hatchery/functions/responses';
 import { httpRoutes, type HttpRoute } from '@hatchery/functions/routes';
 import { linkWalletBodySchema } from '@hatchery/core/accounts/wire';
-import { patterns } from '@hatchery/core/limits';
+import { addressPattern } from '@hatchery/core/address';
 
 /** What the explorer shows comes from the route table and the read models, complete. */
 type Operation = {
@@ -51,8 +51,8 @@ describe('the OpenAPI document', () => {
     for (const [, route] of withAddress) {
       const address = operationOf(route).parameters.find((parameter) => parameter.name === 'address')!;
       expect(address.in).toBe('path');
-      expect(address.schema.pattern).toBe(patterns.address.source);
-      expect(address.example).toMatch(patterns.address);
+      expect(address.schema.pattern).toBe(addressPattern.source);
+      expect(address.example).toMatch(addressPattern);
     }
   });
 

@@ -4,7 +4,7 @@ import { configSchema } from '@hatchery/platform/config';
 import { readSettings } from '@hatchery/platform/config/environment';
 import { AppError, type FieldErrors } from '@hatchery/core/errors';
 import { pageQuerySchema } from '@hatchery/core/query/page-query';
-import { negotiateQuerySchema } from '@hatchery/core/realtime/protocol';
+import { negotiateQuerySchema } from '@hatchery/platform/signalr/protocol';
 import type { HttpEvent } from '@hatchery/functions/middleware/types';
 import { validateInput, type InputSchemas } from '@hatchery/functions/middleware/validate-input';
 import { addressParams } from '@hatchery/functions/schemas';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { cachedFreshness, decodeCheckpoint, indexedBlockValue } from '@hatchery/core/indexer/freshness';
+import { cachedFreshness, decodeCheckpoint, freshnessHeaders, indexedBlockHeader } from '@hatchery/core/indexer/freshness';
 import { indexerSchema, indexerTable, notificationChannel } from '@hatchery/core/indexer/names';
 import { tablesToRead } from '@hatchery/core/realtime/changes';
 import { parseIndexedBlock } from '../../../packages/client/src/index';
@@ -50,8 +50,8 @@ describe('Ponder’s checkpoint', () => {
       lagSeconds: 1,
       ready: true,
     });
-    expect(indexedBlockValue('unknown')).toBeUndefined();
-    const header = indexedBlockValue({ chains: [chain(1, '20000000'), chain(8453, '18446744073709551617')] })!;
+    expect(freshnessHeaders('unknown')[indexedBlockHeader]).toBeUndefined();
+    const header = freshnessHeaders({ chains: [chain(1, '20000000'), chain(8453, '18446744073709551617')] })[indexedBlockHeader]!;
     expect(header).toBe('1=20000000, 8453=18446744073709551617');
     expect(parseIndexedBlock(header)).toEqual({ 1: 20000000n, 8453: 18446744073709551617n });
     expect(parseIndexedBlock('garbage, 5=6')).toEqual({ 5: 6n });

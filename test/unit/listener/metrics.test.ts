@@ -2,7 +2,8 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createMetrics, setEmfSink } from '@hatchery/platform/telemetry/metrics';
 import { responseFigures } from '@hatchery/functions/middleware/metrics';
 import { listenerMetrics } from '@hatchery/listener/metrics';
-import { metricsRegistry, parseEmf, type EmfDocument } from '@hatchery/local/metrics';
+import { metricsRegistry, type EmfDocument } from '@hatchery/local/metrics';
+import { parseEmf } from '../../support/emf';
 
 let printed: EmfDocument[];
 
@@ -134,11 +135,5 @@ describe('the local registry', () => {
         '',
       ].join('\n'),
     );
-  });
-
-  it('reads only EMF documents from output lines', () => {
-    expect(parseEmf('{"level":30,"msg":"request"}')).toBeUndefined();
-    expect(parseEmf('{"_aws": broken')).toBeUndefined();
-    expect(parseEmf('{"_aws":{"Timestamp":1,"CloudWatchMetrics":[]}}')).toEqual({ _aws: { Timestamp: 1, CloudWatchMetrics: [] } });
   });
 });

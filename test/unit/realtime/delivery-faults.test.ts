@@ -3,11 +3,10 @@ import { createServer, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { pino } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
-import { limits } from '@hatchery/core/limits';
 import { pacer } from '@hatchery/core/realtime/budget';
 import { connectionStore, type ConnectionStore } from '@hatchery/core/realtime/connections';
 import { dynamoClient } from '@hatchery/platform/aws/dynamo';
-import { deliverShard, inOnePage, post, type FanOutParts } from '@hatchery/core/realtime/fan-out';
+import { fanOutLimits, deliverShard, inOnePage, post, type FanOutParts } from '@hatchery/core/realtime/fan-out';
 import type { DeliveryLedger } from '@hatchery/core/realtime/ledger';
 import { hubConnections, managementApiClient, managementSettings, refusalOf } from '@hatchery/platform/aws/management';
 
@@ -237,7 +236,7 @@ describe('a shard under its deadline', () => {
     expect(twice(api)).toBe(0);
     expect(first.sent + second.sent).toBe(api.applied.size);
     // What the first claimed but never posted is lost, never sent twice: at most the run it was posting, the next one (claimed while it posted) and one taken ahead.
-    expect(2_000 - api.applied.size).toBeLessThanOrEqual(3 * limits.hub.claimRun);
+    expect(2_000 - api.applied.size).toBeLessThanOrEqual(3 * fanOutLimits.claimRun);
     const third = await deliverShard(job, { ...parts, pace: pacer(0) }, ledger, Date.now() + 10_000);
     expect(third.sent).toBe(0);
     expect(twice(api)).toBe(0);

@@ -1,6 +1,6 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ensureTable } from '@hatchery/core/dynamo/table';
+import { ensureTable } from '@hatchery/platform/aws/table';
 import { deliveryLedger, type DeliveryLedger } from '@hatchery/core/realtime/ledger';
 import { startDynalite } from '@hatchery/local/dynamo';
 import { dynamoClient } from '@hatchery/platform/aws/dynamo';

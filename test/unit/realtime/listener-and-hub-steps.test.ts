@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { advanceCursor, marketChange, type Fulfilment } from '@hatchery/core/realtime/changes';
 import { forgeFulfilledMessage, marketChangedMessage } from '@hatchery/core/realtime/events';
 import { repliesAsPosts } from '@hatchery/core/realtime/hub';
-import { messages, parseRecord, splitRecords } from '@hatchery/core/realtime/protocol';
+import { messages, parseRecord, splitRecords } from '@hatchery/platform/signalr/protocol';
 import { coalesce } from '@hatchery/listener/coalesce';
 import { forEachBounded } from '@hatchery/core/realtime/fan-out';
 import { resumeFrom } from '@hatchery/listener/state';

@@ -1,8 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { pacer, recovered } from '@hatchery/core/realtime/budget';
-import { limits } from '@hatchery/core/limits';
+import { budgetLimits, pacer, recovered } from '@hatchery/core/realtime/budget';
 
-const recovery = limits.hub.throttleRecoveryMs;
+const recovery = budgetLimits.throttleRecoveryMs;
 
 describe('the fan-out pacer', () => {
   it('climbs back quickly to 85 % of the rate a 429 met, then six times slower to its target', () => {

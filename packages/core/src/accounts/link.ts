@@ -1,11 +1,11 @@
 import { recoverMessageAddress, type Hex } from 'viem';
 import { AppError, isUniqueViolation, validationError } from '../errors';
 import { transaction } from '../db';
-import { patterns } from '../limits';
 import { addMetric, countLinkFailure, type WalletLinkFailure } from '@hatchery/platform/telemetry/metrics';
 import { accountColumns, lockAccount, toAccountDto, type AccountRow } from './account';
 import { liveChallenge } from './challenge';
 import type { AccountDto, LinkWalletBody } from './wire';
+import { addressPattern } from '../address';
 
 /** The lowercase address that signed `message` (EIP-191 personal_sign), or undefined when no signer can be recovered. */
 export async function recoverSigner(message: string, signature: string): Promise<string | undefined> {
@@ -36,7 +36,7 @@ export async function linkWallet(accountId: string, body: LinkWalletBody, now = 
     if (signer === undefined) throw refuse('badSignature', validationError('signature', 'no signer can be recovered from this signature'));
     if (signer !== body.address.toLowerCase())
       throw refuse('addressMismatch', validationError('address', 'is not the address that signed the current challenge'));
-    if (!patterns.address.test(signer)) throw refuse('badSignature', validationError('address', 'the recovered address is not an EVM address'));
+    if (!addressPattern.test(signer)) throw refuse('badSignature', validationError('address', 'the recovered address is not an EVM address'));
     await client.query('DELETE FROM hatchery.wallet_challenges WHERE account_id = $1', [accountId]);
     try {
       const { rows } = await client.query<AccountRow>(

@@ -2,7 +2,7 @@ import { AppError } from '../errors';
 import { accountsSettings } from '@hatchery/platform/config/accounts';
 import { UpdateCommand, type UpdateCommandOutput } from '@aws-sdk/lib-dynamodb';
 import { dynamo, tableName } from '@hatchery/platform/aws/dynamo';
-import { tableDefinition } from '../dynamo/table';
+import { tableDefinition } from '@hatchery/platform/aws/table';
 import { logger } from '@hatchery/platform/telemetry/logger';
 
 export interface RateLimitRule {

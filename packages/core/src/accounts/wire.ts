@@ -1,7 +1,7 @@
 import { addressString } from '../indexer/wire';
-import { patterns } from '../limits';
 import { accountLimits, accountPatterns } from './limits';
 import * as z from '@hatchery/platform/schema';
+import { addressPattern } from '../address';
 
 /** What the account endpoints take and answer (docs/http-api.md); kept free of data access so the route table stays light. */
 
@@ -30,7 +30,7 @@ export type ChallengeDto = z.infer<typeof challengeSchema>;
 
 /** POST /accounts/me/wallet body: step 1 of the link's processing order (link.ts) (422 naming the field). */
 export const linkWalletBodySchema = z.object({
-  address: z.string().check(z.regex(patterns.address, 'must be 0x followed by 40 hex characters')),
+  address: z.string().check(z.regex(addressPattern, 'must be 0x followed by 40 hex characters')),
   signature: z.string().check(z.regex(accountPatterns.signature, 'must be 0x followed by 130 hex characters')),
 });
 

@@ -1,5 +1,4 @@
 import { db, isMissingRelation, isUndefinedColumn, type Queryable } from '../db';
-import { limits } from '../limits';
 import { indexerTable } from './names';
 import { cachedFreshness, decodeCheckpoint, type Freshness } from './freshness';
 
@@ -44,10 +43,3 @@ export async function readFreshness(client: Queryable, now: number = Date.now())
 
 /** This instance's view of the index, shared by the indexed reads' headers and /health. */
 export const currentFreshness = cachedFreshness(() => readFreshness(db()));
-
-/**
- * The same, read at most once per poll interval: what requests waiting for a
- * `minBlock` poll, so that however many wait on one instance, the database
- * sees one short query per interval, on a pooled connection held only for it.
- */
-export const polledFreshness = cachedFreshness(() => readFreshness(db()), limits.minBlock.pollMs);

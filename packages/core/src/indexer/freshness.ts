@@ -1,4 +1,3 @@
-import { limits } from '../limits';
 import { finalizedBlockHeader, indexedBlockHeader, safeBlockHeader } from './names';
 import type { Freshness } from './freshness-schema';
 
@@ -12,6 +11,9 @@ export function decodeCheckpoint(checkpoint: string): { timestamp: number; chain
 
 export { finalizedBlockHeader, indexedBlockHeader, safeBlockHeader };
 
+/** How long an instance reuses what it read of the indexer's position (the lists' X-Indexed-Block, /health). */
+export const freshnessCacheMs = 1_000;
+
 type BlockOf = 'block' | 'safeBlock' | 'finalizedBlock';
 
 /** `<chainId>=<block>` pairs of one of the chains' blocks; undefined when the freshness is unknown. */
@@ -19,8 +21,6 @@ function blockPairs(freshness: Freshness, which: BlockOf): string | undefined {
   if (freshness === 'unknown') return undefined;
   return freshness.chains.map((chain) => `${chain.chainId}=${chain[which]}`).join(', ');
 }
-
-export const indexedBlockValue = (freshness: Freshness): string | undefined => blockPairs(freshness, 'block');
 
 /** The freshness headers of an indexed read's success, by header name; none when the freshness is unknown. */
 export function freshnessHeaders(freshness: Freshness): Record<string, string> {
@@ -37,7 +37,7 @@ export function freshnessHeaders(freshness: Freshness): Record<string, string> {
  * for it on every request, and it moves once per block. A read that fails
  * is not kept, so the next request asks again.
  */
-export function cachedFreshness(read: () => Promise<Freshness>, ttlMs: number = limits.freshnessCacheMs, clock: () => number = Date.now) {
+export function cachedFreshness(read: () => Promise<Freshness>, ttlMs: number = freshnessCacheMs, clock: () => number = Date.now) {
   let kept: { value: Promise<Freshness>; at: number } | undefined;
   return (): Promise<Freshness> => {
     const now = clock();

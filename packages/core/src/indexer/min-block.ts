@@ -1,6 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { AppError, validationError } from '../errors';
-import { limits } from '../limits';
 import * as z from '@hatchery/platform/schema';
 import type { ChainFreshness, Freshness } from './freshness';
 
@@ -11,6 +10,13 @@ import type { ChainFreshness, Freshness } from './freshness';
  * is `awaitMinBlock`'s.
  */
 
+/**
+ * How long a request waits for the index to reach its block before answering 409, polling Ponder's checkpoint every
+ * `pollMs` (one query per instance per tick, on a pooled connection held only for it); a block more than
+ * `maxAheadBlocks` past the indexed one is refused at once (422).
+ */
+export const minBlockLimits = { waitMs: 3_000, pollMs: 200, maxAheadBlocks: 10_000, retryAfterSeconds: 1 } as const;
+
 /** At most 16 digits each, the width of Ponder's checkpoint fields; blank is none, as for the lists' other parameters. */
 const minBlockPattern = /^(?:(?:([0-9]{1,16}):)?([0-9]{1,16}))?$/;
 
@@ -18,7 +24,7 @@ const minBlockPattern = /^(?:(?:([0-9]{1,16}):)?([0-9]{1,16}))?$/;
 export const minBlockParam = z.optional(z.string().check(z.regex(minBlockPattern, 'must be a block number, or <chainId>:<block>'))).register(z.globalRegistry, {
   description:
     `Answer from an index that has reached this block: \`<block>\`, or \`<chainId>:<block>\` (the chain may be left out while one chain is indexed). ` +
-    `Waits up to ${limits.minBlock.waitMs / 1000} s for it, then answers 409 with \`Retry-After\`; more than ${limits.minBlock.maxAheadBlocks} blocks past the indexed block is a 422. ` +
+    `Waits up to ${minBlockLimits.waitMs / 1000} s for it, then answers 409 with \`Retry-After\`; more than ${minBlockLimits.maxAheadBlocks} blocks past the indexed block is a 422. ` +
     'A success was read at or after that block (`X-Indexed-Block`). Blank is none.',
 });
 
@@ -45,7 +51,7 @@ function chainOf(target: MinBlock, freshness: Freshness): ChainFreshness {
       'minBlock cannot be checked: the indexer keeps no Ponder checkpoint (yet), so how far it has got is unknown.',
       undefined,
       {
-        'retry-after': String(limits.minBlock.retryAfterSeconds),
+        'retry-after': String(minBlockLimits.retryAfterSeconds),
       },
       { indexedBlock: 'unknown' },
     );
@@ -77,7 +83,7 @@ export interface MinBlockWait {
  */
 export async function awaitMinBlock(
   target: MinBlock,
-  { read, waitMs = limits.minBlock.waitMs, pollMs = limits.minBlock.pollMs, clock = Date.now }: MinBlockWait,
+  { read, waitMs = minBlockLimits.waitMs, pollMs = minBlockLimits.pollMs, clock = Date.now }: MinBlockWait,
 ): Promise<Freshness> {
   const deadline = clock() + waitMs;
   for (;;) {
@@ -85,8 +91,8 @@ export async function awaitMinBlock(
     const chain = chainOf(target, freshness);
     const indexed = BigInt(chain.block);
     if (indexed >= target.block) return freshness;
-    if (target.block - indexed > BigInt(limits.minBlock.maxAheadBlocks)) {
-      throw validationError('minBlock', `is more than ${limits.minBlock.maxAheadBlocks} blocks past the indexed block ${indexed} of chain ${chain.chainId}`);
+    if (target.block - indexed > BigInt(minBlockLimits.maxAheadBlocks)) {
+      throw validationError('minBlock', `is more than ${minBlockLimits.maxAheadBlocks} blocks past the indexed block ${indexed} of chain ${chain.chainId}`);
     }
     if (clock() + pollMs > deadline) throw notReached(target, chain, waitMs);
     await sleep(pollMs);
@@ -98,7 +104,7 @@ function notReached(target: MinBlock, chain: ChainFreshness, waitMs: number): Ap
     'notIndexedYet',
     `minBlock ${target.block} is not indexed yet on chain ${chain.chainId}: the index is at block ${chain.block} after ${waitMs} ms. Try again after Retry-After.`,
     undefined,
-    { 'retry-after': String(limits.minBlock.retryAfterSeconds) },
+    { 'retry-after': String(minBlockLimits.retryAfterSeconds) },
     { minBlock: `${chain.chainId}:${target.block}`, indexedBlock: `${chain.chainId}:${chain.block}` },
   );
 }

@@ -1,9 +1,8 @@
-import { limits } from '../limits';
 import { db } from '../db';
 import { currentFreshness, readFreshness } from './freshness-read';
 import type { Freshness } from './freshness';
 import type { MinBlock } from './min-block';
-import { currentSummary, summedSummary, type AgedSummary } from './summary-store';
+import { currentSummary, summaryLimits, summedSummary, type AgedSummary } from './summary-store';
 import type { SummaryDto } from './summary';
 
 /** The summary an instance keeps, and the index it is known to be exact at least as of (`unknown` for the stored row's, whose block is not kept). */
@@ -18,7 +17,7 @@ let inFlight: Promise<Kept> | undefined;
 let summing: Promise<Kept> | undefined;
 
 /**
- * The summary, cached in process memory until limits.summaryCacheMs after the
+ * The summary, cached in process memory until summaryLimits.cacheMs after the
  * totals were exact: a cold instance reads the row the leading listener keeps,
  * and sums only when that row is older (summary-store.ts). Concurrent misses
  * share one read; a failed read is never cached, so the next call tries again.
@@ -54,7 +53,7 @@ async function readAndKeep(read: () => Promise<AgedSummary>, position: () => Pro
   // Read before the sums start, so the totals are exact at least as of this position.
   const before = await position().catch((): Freshness => 'unknown');
   const { value, ageMs } = await read();
-  const kept: Kept = { value, expiresAt: askedAt + limits.summaryCacheMs - ageMs, asOf: ageMs === 0 ? before : 'unknown' };
+  const kept: Kept = { value, expiresAt: askedAt + summaryLimits.cacheMs - ageMs, asOf: ageMs === 0 ? before : 'unknown' };
   // A slower read that started earlier never replaces what a later one kept.
   if (!cached || cached.expiresAt <= kept.expiresAt) cached = kept;
   return kept;

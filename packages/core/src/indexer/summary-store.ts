@@ -1,7 +1,17 @@
 import { isMissingRelation, query, type Queryable } from '../db';
-import { limits } from '../limits';
 import { indexerTable } from './names';
 import type { SummaryDto } from './summary';
+
+export const summaryLimits = {
+  /** The oldest summary served: a stored row younger than this, or an instance's own sums until they are this old (summary-read.ts). */
+  cacheMs: 30_000,
+  /**
+   * The leading listener's sums of the summary's row (listener/src/summary.ts): at most once per `changedMs` while
+   * notifications name a summed table, and at least once per `maxIntervalMs` whatever they say (a reorg's revert
+   * names no table), so its row, a sum's start plus its length old, stays inside `cacheMs` for every cold instance.
+   */
+  refresh: { changedMs: 10_000, maxIntervalMs: 20_000 },
+} as const;
 
 /** The indexer's tables the summary sums: a change to any other leaves it exact. */
 export const summaryTables = ['sales', 'nfts', 'editions', 'token_transfers'] as const;
@@ -84,7 +94,7 @@ async function sum(sql: string): Promise<SummaryDto> {
  */
 export async function currentSummary(): Promise<AgedSummary> {
   const stored = await readStored();
-  if (stored !== 'no table' && stored && stored.ageMs < limits.summaryCacheMs) return stored;
+  if (stored !== 'no table' && stored && stored.ageMs < summaryLimits.cacheMs) return stored;
   return { value: await sum(stored === 'no table' ? sumOnlySql() : sumAndStoreSql()), ageMs: 0 };
 }
 

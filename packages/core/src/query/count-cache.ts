@@ -1,5 +1,7 @@
 import { LRUCache } from '@aws-lambda-powertools/commons/utils/lru-cache';
-import { limits } from '../limits';
+
+/** A list's totalCount is shared per instance for this long, keyed by list and compiled filter; the entries are bounded. */
+export const countCacheLimits = { ttlMs: 5_000, maxEntries: 10_000 } as const;
 
 export interface CountCacheOptions {
   ttlMs: number;
@@ -37,4 +39,4 @@ export function createCountCache(options: CountCacheOptions): CountCache {
 }
 
 /** The instance's counts of the list endpoints (docs/http-api.md, Counts and caching: shared for a few seconds, the data being eventually consistent). */
-export const listCounts = createCountCache(limits.countCache);
+export const listCounts = createCountCache(countCacheLimits);

@@ -1,4 +1,3 @@
-import { limits } from '../limits';
 import * as z from '@hatchery/platform/schema';
 import { minBlockParam } from '../indexer/min-block';
 import { afterCondition, filterSql, orderBySql, orderTerms, Params } from './compile';
@@ -18,6 +17,18 @@ import { parsePage } from './parse';
  * the whole numbers share their digits, and their bounds are checked in the transform that applies the default; a
  * description is registered on the schema itself, where `.check(z.describe())` would clone it.
  */
+
+/** The bounds of the query parameters every paged list takes. */
+export const pageQueryLimits = {
+  page: { min: 1, max: 200, default: 1 },
+  pageSize: { min: 1, max: 100, default: 20 },
+  filterLength: 500,
+  orderByLength: 200,
+  /** A list's `after`, the cursor of the page before: the longest this service writes is well under it. */
+  cursorLength: 2048,
+  /** A list's `v` parameter (a version the client saw, for shared caches' keys only). */
+  versionLength: 64,
+} as const;
 
 const digits = z.optional(z.string().check(z.regex(/^[0-9]+$/, 'must be a whole number')));
 
@@ -40,17 +51,20 @@ function boundedText(maxLength: number, description: string) {
 
 /** The query parameters every paged list accepts (docs/http-api.md, Queries). */
 export const pageQuerySchema = z.object({
-  page: boundedInt(limits.page, `Page number, ${limits.page.min} to ${limits.page.max}.`),
-  pageSize: boundedInt(limits.pageSize, `Items per page, ${limits.pageSize.min} to ${limits.pageSize.max}, default ${limits.pageSize.default}.`),
-  filter: boundedText(limits.filterLength, 'Filter expression (Gridify syntax); blank is none.'),
-  orderBy: boundedText(limits.orderByLength, 'Sort expression (Gridify syntax); blank is the default order.'),
+  page: boundedInt(pageQueryLimits.page, `Page number, ${pageQueryLimits.page.min} to ${pageQueryLimits.page.max}.`),
+  pageSize: boundedInt(
+    pageQueryLimits.pageSize,
+    `Items per page, ${pageQueryLimits.pageSize.min} to ${pageQueryLimits.pageSize.max}, default ${pageQueryLimits.pageSize.default}.`,
+  ),
+  filter: boundedText(pageQueryLimits.filterLength, 'Filter expression (Gridify syntax); blank is none.'),
+  orderBy: boundedText(pageQueryLimits.orderByLength, 'Sort expression (Gridify syntax); blank is the default order.'),
   after: boundedText(
-    limits.cursorLength,
+    pageQueryLimits.cursorLength,
     'The nextCursor of the page before: the rows strictly after it, in the same order, whatever was indexed meanwhile. Only with the same filter and orderBy, and page 1; blank is none.',
   ),
   // Shared caches key a page by its whole URL and answer from it whatever the request's Cache-Control says.
   v: boundedText(
-    limits.versionLength,
+    pageQueryLimits.versionLength,
     "A version the client has seen (the last marketChanged's version, a fulfilled forge request's id): it makes the URL one that no shared cache answered before that change, so a reload after an event is never served an older cached page, and its totalCount is counted after the event (the count cache keys on it). It changes nothing else in the answer.",
   ),
   minBlock: minBlockParam,

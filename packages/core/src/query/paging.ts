@@ -1,7 +1,6 @@
 import { hash } from 'node:crypto';
 import { LRUCache } from '@aws-lambda-powertools/commons/utils/lru-cache';
 import { isMissingRelation, query } from '../db';
-import { limits } from '../limits';
 import { Params } from './compile';
 import { encodeCursor, keyColumn, keysOf } from './cursor';
 import { listCounts, type CountCache } from './count-cache';
@@ -29,6 +28,9 @@ function totalFromPage(request: PageQuery, itemCount: number, more: boolean): nu
   return undefined;
 }
 
+/** Compiled page statements kept per list and instance, by the request's query. */
+const compiledPagesPerList = 256;
+
 const compiled = new WeakMap<ListSource, LRUCache<string, PageStatements>>();
 
 /**
@@ -54,7 +56,7 @@ export function pageStatements(source: ListSource, request: PageQuery, serverCon
     request.v,
   ]);
   let memo = compiled.get(source);
-  if (!memo) compiled.set(source, (memo = new LRUCache({ maxSize: limits.compiledPages })));
+  if (!memo) compiled.set(source, (memo = new LRUCache({ maxSize: compiledPagesPerList })));
   let statements = memo.get(key);
   if (!statements) {
     const built = buildPageStatements(source, request, serverConditions);

@@ -1,5 +1,4 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { limits } from '../limits';
 
 /**
  * The fan-out budget (docs/deploying.md, "The fan-out budget"): every post,
@@ -9,6 +8,22 @@ import { limits } from '../limits';
  * which have a share of their own and never wait behind a broadcast, and
  * broadcasts, whose share is divided among the shards posting at once.
  */
+export const budgetLimits = {
+  /**
+   * The share of the fan-out budget kept for targeted events (forgeFulfilled), so they never wait behind a
+   * broadcast: a tenth, since a group is a buyer's few tabs while a broadcast is every connection.
+   */
+  targetedShare: 0.1,
+  /**
+   * After a 429 without Retry-After, how long a lane stops posting: long enough for the posts in flight to come back,
+   * so their 429s count as one. Under a budget, a 429 says others spend the quota's share the budget counted on, so
+   * the lane lets the quota's burst fill back; without one, its own posts emptied it, and speed is what was asked.
+   */
+  throttlePauseMs: { budgeted: 1_000, unbudgeted: 250 },
+  /** After a 429 the posting rate halves, then climbs back to its share of the budget over this long. */
+  throttleRecoveryMs: 10_000,
+} as const;
+
 export interface FanOutBudget {
   /** Posts a second for all posts together; 0 means no budget (posts go as fast as they can). */
   postsPerSecond: number;
@@ -26,7 +41,7 @@ export interface BudgetShares {
 /** The budget's two shares; undefined when there is no budget. */
 export function budgetShares({ postsPerSecond }: FanOutBudget): BudgetShares | undefined {
   if (postsPerSecond <= 0) return undefined;
-  const targeted = postsPerSecond * limits.hub.targetedShare;
+  const targeted = postsPerSecond * budgetLimits.targetedShare;
   return { broadcast: postsPerSecond - targeted, targeted };
 }
 
@@ -76,7 +91,7 @@ interface Lesson {
 
 /** The share of its base a pacer may use `elapsed` ms after a lesson: quickly back to the cushion, then slowly on to 1. */
 export function recovered({ from, ceiling }: Lesson, elapsed: number): number {
-  const recovery = limits.hub.throttleRecoveryMs;
+  const recovery = budgetLimits.throttleRecoveryMs;
   const resume = Math.max(from, cushion * ceiling);
   if (elapsed <= recovery) return from + (resume - from) * (elapsed / recovery);
   return Math.min(1, resume + (1 - resume) * ((elapsed - recovery) / (probeSlowdown * recovery)));
@@ -103,7 +118,7 @@ function observedRate(times: readonly number[], at: number): number {
  * spell. A 429 pauses every post of this pacer (for `Retry-After` when the
  * answer gave one; the 429s of posts already in flight during that pause
  * count as the same one) and halves the rate, which climbs back to 85 % of
- * the rate the 429 met over `limits.hub.throttleRecoveryMs`, then on to the
+ * the rate the 429 met over `budgetLimits.throttleRecoveryMs`, then on to the
  * target six times slower: the quota is shared with traffic the pacer cannot
  * see, so a 429 says the share left to it is smaller than it thought. Without
  * a budget, the base a 429 halves is the rate the posts were going at (over
@@ -164,7 +179,7 @@ export function pacer(postsPerSecond: number, burst = 1, now: () => number = () 
         const met = factorAt(at);
         learnAt(at, met / 2, met);
       }
-      const pause = Number.isFinite(target) ? limits.hub.throttlePauseMs.budgeted : limits.hub.throttlePauseMs.unbudgeted;
+      const pause = Number.isFinite(target) ? budgetLimits.throttlePauseMs.budgeted : budgetLimits.throttlePauseMs.unbudgeted;
       pausedUntil = Math.max(pausedUntil, at + (retryAfterMs ?? pause));
     },
     setTarget(next) {

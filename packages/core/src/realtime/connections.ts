@@ -10,11 +10,11 @@ import {
   type QueryCommandInput,
 } from '@aws-sdk/lib-dynamodb';
 import { dynamo, tableName } from '@hatchery/platform/aws/dynamo';
-import { limits } from '../limits';
+import { webSocketApiQuotas } from '@hatchery/platform/aws/websocket-api';
 
 /**
  * Hub connections and their address groups on the service's one table
- * (layout in dynamo/table.ts). Every connection has an item in one of the
+ * (layout in platform/aws/table.ts). Every connection has an item in one of the
  * connection shards, `connections#<shard>` with the shard chosen from its id,
  * holding the set of its groups, and one item in each group's partition. A
  * broadcast reads the shards in parallel (one partition serves a bounded
@@ -33,15 +33,21 @@ export const connectionKeys = {
   group: (address: string) => `group#${address}`,
 } as const;
 
+/** Partitions the connection records are spread over (`connections#0` …), and so the fan-out's parallelism: one function invocation per shard. */
+export const connectionShards = 16;
+
+/** The address groups one connection may join. */
+const groupsPerConnection = 100;
+
 /** Every shard number, 0 to connectionShards - 1. */
-export const shards: readonly number[] = Array.from({ length: limits.hub.connectionShards }, (_, shard) => shard);
+export const shards: readonly number[] = Array.from({ length: connectionShards }, (_, shard) => shard);
 
 /**
  * The shard of a connection: FNV-1a (32-bit) of its id, modulo the shard
  * count. Stable across processes and runtimes, which is all it needs to be:
  * the ids API Gateway assigns are random, so they spread evenly.
  */
-export function shardOf(connectionId: string, count: number = limits.hub.connectionShards): number {
+export function shardOf(connectionId: string, count: number = connectionShards): number {
   let hash = 0x811c9dc5;
   for (let i = 0; i < connectionId.length; i++) {
     hash ^= connectionId.charCodeAt(i);
@@ -94,7 +100,7 @@ const connectionKey = (connectionId: string) => ({ pk: connectionKeys.shard(shar
 export const connectionItem = (connectionId: string, connectedAtMs: number, state: { awaitingHandshake: boolean }) => ({
   ...connectionKey(connectionId),
   connectedAt: connectedAtMs,
-  expiresAt: epochSeconds(connectedAtMs + limits.hub.connectionLifetimeMs),
+  expiresAt: epochSeconds(connectedAtMs + webSocketApiQuotas.connectionLifetimeMs),
   ...(state.awaitingHandshake ? { awaitingHandshake: true } : {}),
 });
 
@@ -182,7 +188,7 @@ export function connectionStore(options: { client?: DynamoDBDocumentClient; tabl
             UpdateExpression: 'ADD #groups :group',
             ConditionExpression: 'attribute_exists(#pk) AND (attribute_not_exists(#groups) OR size(#groups) < :max OR contains(#groups, :address))',
             ExpressionAttributeNames: { '#pk': names['#pk'], '#groups': names['#groups'] },
-            ExpressionAttributeValues: { ':group': new Set([address]), ':address': address, ':max': limits.hub.groupsPerConnection },
+            ExpressionAttributeValues: { ':group': new Set([address]), ':address': address, ':max': groupsPerConnection },
             ReturnValues: 'ALL_NEW',
           }),
         );

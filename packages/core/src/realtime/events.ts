@@ -1,5 +1,5 @@
 import { bigIntString } from '../indexer/wire';
-import { messages, parseRecord, splitRecords } from './protocol';
+import { messages, parseRecord, splitRecords } from '@hatchery/platform/signalr/protocol';
 import * as z from '@hatchery/platform/schema';
 
 /** The two server-to-client events of docs/realtime.md. */

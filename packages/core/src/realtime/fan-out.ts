@@ -1,12 +1,33 @@
-import { limits } from '../limits';
 import * as z from '@hatchery/platform/schema';
 import type { Logger } from '@hatchery/platform/telemetry/logger';
-import type { ConnectionStore } from './connections';
+import { connectionShards, type ConnectionStore } from './connections';
 import type { HubConnections } from '@hatchery/platform/aws/management';
+import { webSocketApiQuotas } from '@hatchery/platform/aws/websocket-api';
 import type { Pacer } from './budget';
 import type { DeliveryLedger } from './ledger';
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
+
+export const fanOutLimits = {
+  /** Posts in flight per fan-out (the listener's own, and each shard's). */
+  concurrency: 64,
+  /**
+   * Connections a shard claims in the delivery ledger at a time (ledger.ts): a claim's round trip must take less
+   * than posting the run before it, or the ledger paces the posts; a shard cut off mid-way loses at most three runs'
+   * frames, which those clients see as a gap.
+   */
+  claimRun: 256,
+  /** Times the listener tries a failed shard invocation again (it fails before its first post, so a retry re-sends nothing). */
+  shardRetries: 2,
+  /**
+   * The fan-out function's timeout (infra, and the local stack's Lambda service). A shard posts at its part of the
+   * broadcast budget, so it takes about as long as the whole audience at the budget: 5 minutes carry 1.3 million
+   * connections at the default budget's broadcast share (4,500 a second).
+   */
+  shardTimeoutMs: 300_000,
+  /** A shard invocation stops posting this long before its deadline, so a timeout never makes the retry re-send what was sent. */
+  shardDeadlineMarginMs: 2_000,
+} as const;
 
 export interface Delivery {
   sent: number;
@@ -171,8 +192,8 @@ async function forget(connectionId: string, { store, log }: FanOutParts, stopAt:
  */
 export const shardJobSchema = z.object({
   event: z.string().check(z.minLength(1), z.maxLength(200)),
-  shard: z.int().check(z.gte(0), z.lte(limits.hub.connectionShards - 1)),
-  frame: z.string().check(z.minLength(1), z.maxLength(limits.hub.managementPayloadBytes)),
+  shard: z.int().check(z.gte(0), z.lte(connectionShards - 1)),
+  frame: z.string().check(z.minLength(1), z.maxLength(webSocketApiQuotas.managementPayloadBytes)),
   postsPerSecond: z.optional(z.number().check(z.positive())),
 });
 
@@ -244,7 +265,7 @@ export async function deliverShard(job: ShardJob, parts: FanOutParts, ledger: De
       }
     }
   };
-  const runs = claimedRuns(rest, limits.hub.claimRun, claim, stopAt);
+  const runs = claimedRuns(rest, fanOutLimits.claimRun, claim, stopAt);
   const delivery = await post(runs, job.frame, parts, stopAt);
   const unclaimed = rest.length - (delivery.sent + delivery.gone + delivery.failed + delivery.skipped);
   if (claimFailure !== undefined && delivery.sent + delivery.gone + delivery.failed === 0) throw claimFailure;

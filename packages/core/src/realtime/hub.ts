@@ -1,6 +1,6 @@
-import { patterns } from '../limits';
 import type { Logger } from '@hatchery/platform/telemetry/logger';
-import { hubProtocol, messages, parseRecord, splitRecords, type HubRecord } from './protocol';
+import { hubProtocol, messages, parseRecord, splitRecords, type HubRecord } from '@hatchery/platform/signalr/protocol';
+import { addressPattern } from '../address';
 
 /** Errors whose message the client may read; anything else is reported without detail. */
 export class HubError extends Error {}
@@ -33,7 +33,7 @@ export interface FrameOutcome {
 
 /** Group names are lowercase wallet addresses (docs/realtime.md). */
 export function groupAddress(argument: unknown): string {
-  if (typeof argument !== 'string' || !patterns.address.test(argument)) throw new HubError(hubErrors.invalidAddress);
+  if (typeof argument !== 'string' || !addressPattern.test(argument)) throw new HubError(hubErrors.invalidAddress);
   return argument.toLowerCase();
 }
 

@@ -2,7 +2,7 @@ import { GetCommand, PutCommand, UpdateCommand, type DynamoDBDocumentClient } fr
 import { dynamo, tableName } from '@hatchery/platform/aws/dynamo';
 
 /**
- * What the fan-out has claimed, on the service's one table (dynamo/table.ts),
+ * What the fan-out has claimed, on the service's one table (platform/aws/table.ts),
  * so that no connection gets an event twice whatever is retried or taken
  * over (docs/realtime.md, "What the hub guarantees"). Every claim is written
  * before the posts it covers: a process that dies after a claim loses those

@@ -1,11 +1,10 @@
 import middy from '@middy/core';
 import type { Context } from 'aws-lambda';
 import { awsSettings } from '@hatchery/platform/config/aws';
-import { limits } from '@hatchery/core/limits';
 import { logger } from '@hatchery/platform/telemetry/logger';
 import { connectionStore } from '@hatchery/core/realtime/connections';
 import { pacer } from '@hatchery/core/realtime/budget';
-import { deliverShard, shardJobSchema, type ShardDelivery } from '@hatchery/core/realtime/fan-out';
+import { fanOutLimits, deliverShard, shardJobSchema, type ShardDelivery } from '@hatchery/core/realtime/fan-out';
 import { deliveryLedger } from '@hatchery/core/realtime/ledger';
 import { managementConnections } from '@hatchery/platform/aws/management';
 import { publishMetrics, shardMetrics } from '../middleware/metrics';
@@ -30,9 +29,9 @@ async function fanOutShard(event: unknown, context: Pick<Context, 'getRemainingT
   const job = shardJobSchema.parse(event);
   const endpoint = awsSettings().WEBSOCKET_MANAGEMENT_ENDPOINT;
   if (!endpoint) throw new Error('The fan-out function needs WEBSOCKET_MANAGEMENT_ENDPOINT (the WebSocket API management endpoint).');
-  const connections = managementConnections(endpoint, limits.hub.fanOutConcurrency, 'broadcast');
-  const stopAt = Date.now() + context.getRemainingTimeInMillis() - limits.hub.shardDeadlineMarginMs;
-  const delivery = await deliverShard(job, { store, connections, concurrency: limits.hub.fanOutConcurrency, log, pace }, ledger, stopAt);
+  const connections = managementConnections(endpoint, fanOutLimits.concurrency, 'broadcast');
+  const stopAt = Date.now() + context.getRemainingTimeInMillis() - fanOutLimits.shardDeadlineMarginMs;
+  const delivery = await deliverShard(job, { store, connections, concurrency: fanOutLimits.concurrency, log, pace }, ledger, stopAt);
   log.debug({ shard: job.shard, ...delivery }, 'shard fanned out');
   return delivery;
 }

@@ -1,4 +1,4 @@
-import { negotiate } from '@hatchery/core/realtime/protocol';
+import { negotiate } from '@hatchery/platform/signalr/protocol';
 import * as routes from '../routes/realtime';
 import { httpHandler } from './handler';
 

@@ -1,6 +1,6 @@
 import middy from '@middy/core';
 import { requestsSettings } from '@hatchery/platform/config/requests';
-import { cameThroughRouter, originVerifyHeader } from '@hatchery/core/origin-verify';
+import { cameThroughRouter, originVerifyHeader } from '../origin-verify';
 import { corsHeaders, preflightHeaders } from '../middleware/cors';
 import { addSecurityHeaders } from '../middleware/security-headers';
 import type { HttpContext, HttpEvent, HttpResult } from '../middleware/types';

@@ -1,4 +1,4 @@
-import { corsPolicy, isRequestOriginAllowed } from '@hatchery/core/cors';
+import { corsPolicy, isRequestOriginAllowed } from '../cors-policy';
 import { AppError } from '@hatchery/core/errors';
 import type { HttpMiddleware } from './types';
 

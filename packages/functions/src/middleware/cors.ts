@@ -1,4 +1,4 @@
-import { corsPolicy, isOriginAllowed } from '@hatchery/core/cors';
+import { corsPolicy, isOriginAllowed } from '../cors-policy';
 import { finalizedBlockHeader, indexedBlockHeader, safeBlockHeader } from '@hatchery/core/indexer/names';
 import type { HttpEvent, HttpMiddleware } from './types';
 

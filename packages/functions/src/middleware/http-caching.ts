@@ -1,9 +1,11 @@
 import { hash } from 'node:crypto';
-import { limits } from '@hatchery/core/limits';
 import type { HttpRoute } from '../routes';
 import type { HttpMiddleware } from './types';
 
-const { sMaxAgeSeconds, staleWhileRevalidateSeconds } = limits.publicCache;
+/** Successful public GETs: what a shared cache (CloudFront) may serve without asking, then serve stale while it revalidates. */
+export const publicCache = { sMaxAgeSeconds: 5, staleWhileRevalidateSeconds: 5 } as const;
+
+const { sMaxAgeSeconds, staleWhileRevalidateSeconds } = publicCache;
 /** Browsers revalidate every time (cheap with the ETag); shared caches keep a public page a few seconds. */
 export const publicCacheControl = `public, max-age=0, s-maxage=${sMaxAgeSeconds}, stale-while-revalidate=${staleWhileRevalidateSeconds}`;
 export const privateCacheControl = 'no-store';

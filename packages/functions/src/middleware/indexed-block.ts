@@ -1,5 +1,6 @@
 import { freshnessHeaders, type Freshness } from '@hatchery/core/indexer/freshness';
-import { currentFreshness, polledFreshness } from '@hatchery/core/indexer/freshness-read';
+import { currentFreshness } from '@hatchery/core/indexer/freshness-read';
+import { polledFreshness } from '@hatchery/core/indexer/min-block-read';
 import { awaitMinBlock, parseMinBlock } from '@hatchery/core/indexer/min-block';
 import type { HttpMiddleware } from './types';
 

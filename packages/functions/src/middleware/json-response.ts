@@ -8,7 +8,7 @@ const withoutNulls = (_key: string, value: unknown) => (value === null ? undefin
  * it runs only when the plain text may hold one: a null member always leaves
  * `":null` in it (a string holding those characters only costs the second pass).
  */
-export function toJsonWithoutNulls(value: unknown): string {
+function toJsonWithoutNulls(value: unknown): string {
   const text = JSON.stringify(value);
   return text.includes('":null') ? JSON.stringify(value, withoutNulls) : text;
 }

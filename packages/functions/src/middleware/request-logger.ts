@@ -1,8 +1,10 @@
 import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import type middy from '@middy/core';
-import { limits } from '@hatchery/core/limits';
 import type { Context as LambdaContext } from 'aws-lambda';
 import { addLogContext, clearLogContext, logger, powertoolsLogger, type LogContext, type Logger } from '@hatchery/platform/telemetry/logger';
+
+/** A request at least this long logs its line at INFO like a failed one (docs/operating.md, Logs). */
+const slowRequestMs = 1_000;
 
 export interface LoggedContext extends LambdaContext {
   log: Logger;
@@ -39,7 +41,7 @@ export function requestLogger<TEvent, TResult extends { statusCode?: number }, T
   const finish = (request: middy.Request<TEvent, TResult, Error, TContext>) => {
     const durationMs = Math.round(performance.now() - (started.get(request) ?? performance.now()));
     const status = request.response?.statusCode;
-    const notable = status === undefined || status >= 400 || durationMs >= limits.slowRequestMs;
+    const notable = status === undefined || status >= 400 || durationMs >= slowRequestMs;
     request.context.log[notable ? options.level : 'debug']({ status, durationMs }, options.message);
   };
   return {

@@ -1,6 +1,6 @@
 import { requestsSettings } from '@hatchery/platform/config/requests';
 import { AppError } from '@hatchery/core/errors';
-import { cameThroughRouter, originVerifyHeader } from '@hatchery/core/origin-verify';
+import { cameThroughRouter, originVerifyHeader } from '../origin-verify';
 import type { HttpMiddleware } from './types';
 
 /** 403 for a request that did not come through the router (in AWS: one sent straight to the API's execute-api endpoint). */

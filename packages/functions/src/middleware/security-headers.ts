@@ -1,6 +1,11 @@
 import type middy from '@middy/core';
 import type { Context } from 'aws-lambda';
-import { securityHeaders } from '@hatchery/core/security-headers';
+
+/** Headers every response of the service carries, whoever answers it (a handler, or the gateway itself). */
+export const securityHeaders = {
+  // Browsers must not guess another content type than the one declared (a JSON body rendered as HTML, say).
+  'x-content-type-options': 'nosniff',
+} as const;
 
 interface WithHeaders {
   headers?: Record<string, string | number | boolean>;

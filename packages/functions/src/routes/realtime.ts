@@ -1,5 +1,5 @@
 import type { APIGatewayEventWebsocketRequestContextV2 } from 'aws-lambda';
-import { negotiateQuerySchema } from '@hatchery/core/realtime/protocol';
+import { negotiateQuerySchema } from '@hatchery/platform/signalr/protocol';
 import type { HttpRoute } from '../http-route';
 
 export const negotiateHub = {

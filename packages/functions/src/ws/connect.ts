@@ -1,9 +1,9 @@
 import { requestsSettings } from '@hatchery/platform/config/requests';
-import { corsPolicy, isRequestOriginAllowed } from '@hatchery/core/cors';
+import { corsPolicy, isRequestOriginAllowed } from '../cors-policy';
 import { AppError } from '@hatchery/core/errors';
-import { cameThroughRouter, originVerifyHeader } from '@hatchery/core/origin-verify';
+import { cameThroughRouter, originVerifyHeader } from '../origin-verify';
 import { connectionStore } from '@hatchery/core/realtime/connections';
-import { connectionTokenPattern } from '@hatchery/core/realtime/protocol';
+import { connectionTokenPattern } from '@hatchery/platform/signalr/protocol';
 import { header, wsHandler } from './handler';
 
 const store = connectionStore();

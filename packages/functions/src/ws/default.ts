@@ -1,10 +1,10 @@
 import { connectionStore } from '@hatchery/core/realtime/connections';
-import { limits } from '@hatchery/core/limits';
 import { addMetric } from '@hatchery/platform/telemetry/metrics';
 import { HubError, handleMessage, hubErrors, repliesAsPosts, type HubGroups } from '@hatchery/core/realtime/hub';
 import { hubConnections, managementClient, managementEndpoint } from '@hatchery/platform/aws/management';
 import type { WsEvent } from '../routes/realtime';
 import { wsHandler } from './handler';
+import { webSocketApiQuotas } from '@hatchery/platform/aws/websocket-api';
 
 const store = connectionStore();
 
@@ -34,7 +34,7 @@ const text = (event: WsEvent) => (event.isBase64Encoded ? Buffer.from(event.body
  */
 export const handler = wsHandler(async (event, context) => {
   const { connectionId } = event.requestContext;
-  const outcome = repliesAsPosts(await handleMessage(text(event), groupsOf(connectionId), context.log), limits.hub.managementPayloadBytes);
+  const outcome = repliesAsPosts(await handleMessage(text(event), groupsOf(connectionId), context.log), webSocketApiQuotas.managementPayloadBytes);
   if (!outcome.handshaken && !outcome.close && outcome.replies.length <= 1)
     return { statusCode: 200, ...(outcome.replies[0] !== undefined && { body: outcome.replies[0] }) };
   const connections = hubConnections(managementClient(managementEndpoint(event.requestContext)));

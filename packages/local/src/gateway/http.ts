@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
 import { toProblem, AppError } from '@hatchery/core/errors';
-import { securityHeaders } from '@hatchery/core/security-headers';
+import { securityHeaders } from '@hatchery/functions/middleware/security-headers';
 import type { HttpRoute } from '@hatchery/functions/routes';
 import { lambdaContext, loadHandler } from './lambda';
 import { createRouter, type MatchedRoute } from './routing';

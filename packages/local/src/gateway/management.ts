@@ -1,10 +1,10 @@
 import { isUtf8 } from 'node:buffer';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { WebSocket } from 'ws';
-import { limits } from '@hatchery/core/limits';
 import { writeThrottledManagement, type AccountQuota } from './quota';
 import type { LocalEndpoint } from './server';
 import type { LiveConnection } from './websocket';
+import { webSocketApiQuotas } from '@hatchery/platform/aws/websocket-api';
 
 /** Where the management API is served (the SDK's path; an AWS endpoint adds the stage in front). */
 export const managementPath = '/@connections';
@@ -58,9 +58,9 @@ export function managementApi(connections: ReadonlyMap<string, LiveConnection>, 
     }
     switch (request.method) {
       case 'POST': {
-        const data = await readBody(request, limits.hub.managementPayloadBytes);
+        const data = await readBody(request, webSocketApiQuotas.managementPayloadBytes);
         if (!data) {
-          awsError(response, 413, 'PayloadTooLargeException', `Data exceeds ${limits.hub.managementPayloadBytes} bytes.`);
+          awsError(response, 413, 'PayloadTooLargeException', `Data exceeds ${webSocketApiQuotas.managementPayloadBytes} bytes.`);
           return;
         }
         // Text frames for text, so browsers' SignalR JSON protocol receives strings (the bytes as they came: no decoding and re-encoding).

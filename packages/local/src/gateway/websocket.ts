@@ -3,12 +3,12 @@ import { STATUS_CODES, type IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { WebSocketServer, type RawData, type WebSocket } from 'ws';
 import { AppError, toProblem } from '@hatchery/core/errors';
-import { limits } from '@hatchery/core/limits';
-import { securityHeaders } from '@hatchery/core/security-headers';
+import { securityHeaders } from '@hatchery/functions/middleware/security-headers';
 import { logger } from '@hatchery/platform/telemetry/logger';
 import type { WsEvent, WsResult, WsRoute } from '@hatchery/functions/routes/realtime';
 import { lambdaContext, loadHandler } from './lambda';
 import { throttledBody, type AccountQuota } from './quota';
+import { webSocketApiQuotas } from '@hatchery/platform/aws/websocket-api';
 
 /** A client connected to the local WebSocket API; the management API reads these. */
 export interface LiveConnection {
@@ -108,7 +108,7 @@ export function websocketApi(options: { path: string; routes: readonly WsRoute[]
   const stage = options.stage ?? '$default';
   const apiId = options.apiId ?? 'local';
   const log = logger().child({ component: 'websocket-api' });
-  const server = new WebSocketServer({ noServer: true, maxPayload: limits.hub.messageBytes, perMessageDeflate: false });
+  const server = new WebSocketServer({ noServer: true, maxPayload: webSocketApiQuotas.messageBytes, perMessageDeflate: false });
   const live = new Map<string, LiveConnection>();
   const queues = new Map<string, Promise<void>>();
 
@@ -154,8 +154,8 @@ export function websocketApi(options: { path: string; routes: readonly WsRoute[]
   function open(identity: Identity, socket: WebSocket, disconnect: (code: number, reason: string) => void): void {
     const connection: LiveConnection = { ...identity, socket, lastActiveAt: identity.connectedAt };
     live.set(identity.id, connection);
-    const idle = setTimeout(() => socket.close(1001, 'Going away'), limits.hub.idleTimeoutMs).unref();
-    const lifetime = setTimeout(() => socket.close(1001, 'Going away'), limits.hub.connectionLifetimeMs).unref();
+    const idle = setTimeout(() => socket.close(1001, 'Going away'), webSocketApiQuotas.idleTimeoutMs).unref();
+    const lifetime = setTimeout(() => socket.close(1001, 'Going away'), webSocketApiQuotas.connectionLifetimeMs).unref();
     socket.on('message', (data: RawData, isBinary: boolean) => {
       connection.lastActiveAt = Date.now();
       idle.refresh();

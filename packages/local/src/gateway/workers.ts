@@ -1,7 +1,7 @@
 import { availableParallelism } from 'node:os';
 import { SHARE_ENV, Worker } from 'node:worker_threads';
-import { limits } from '@hatchery/core/limits';
 import { emitEmf, type EmfSink } from '@hatchery/platform/telemetry/metrics';
+import { connectionShards } from '@hatchery/core/realtime/connections';
 
 export interface WorkerRequest {
   handler: string;
@@ -36,7 +36,7 @@ export interface WorkerPool {
 }
 
 /** As many workers as there are shards, or cores when fewer: more threads than cores only share them. */
-export const defaultWorkers = () => Math.min(limits.hub.connectionShards, availableParallelism());
+export const defaultWorkers = () => Math.min(connectionShards, availableParallelism());
 
 interface Pending {
   request: WorkerRequest;

@@ -28,7 +28,7 @@ export const dynamoCallers = {
   /**
    * The hub's connection records and the listener's state: reads and
    * idempotent writes, retried whatever failed. 2 s: a fan-out shard stops
-   * posting 2 s before its timeout (limits.hub.shardDeadlineMarginMs) and may
+   * posting 2 s before its timeout (core's fanOutLimits.shardDeadlineMarginMs) and may
    * then still remove a gone connection; a hub function's few calls fit its 10 s.
    */
   records: { deadlineMs: 2_000, atMostOnce: false },

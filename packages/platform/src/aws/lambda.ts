@@ -19,7 +19,7 @@ export const lambdaSettings = {
   answerMarginMs: 5_000,
   /** Room after one whole invoke for the retry of a throttled one (its wait of up to 1 s, and Lambda's answer). */
   retryMarginMs: 3_000,
-  /** A broadcast hands all its shards out at once (limits.hub.connectionShards). */
+  /** A broadcast hands all its shards out at once (core's connectionShards). */
   maxSockets: 16,
   atMostOnce: true,
 } as const;

@@ -62,7 +62,7 @@ export const managementSettings = {
   requestTimeoutMs: 800,
   /**
    * A fan-out shard stops posting 2 s before its timeout
-   * (limits.hub.shardDeadlineMarginMs): a post started just before then ends
+   * (core's fanOutLimits.shardDeadlineMarginMs): a post started just before then ends
    * within 1.9 s.
    */
   deadlineMs: 1_900,

@@ -2,11 +2,10 @@ import { orderBySql } from '@hatchery/core/query/compile';
 import { compilePage, type ListSource, type PageQuery, type ServerConditions, type Statement } from '@hatchery/core/query/page-query';
 
 /**
- * The statement every page ran before counts were shared and pages read by key, kept as the bench's baseline:
- * the exact count over the whole read model (joins included) driving a
- * lateral page query, in one round trip.
+ * A page as one round trip of an exact count over the whole read model (joins included) driving a lateral page
+ * query by OFFSET: what every page ran before counts were shared and pages read by key, kept as the bench's baseline.
  */
-export function todaysStatement(source: ListSource, request: PageQuery, serverConditions?: ServerConditions): Statement {
+export function countedOffsetPageStatement(source: ListSource, request: PageQuery, serverConditions?: ServerConditions): Statement {
   const { where, terms, params } = compilePage(source, request, serverConditions);
   const orderBy = orderBySql(terms);
   const from = source.joins ? `${source.table} ${source.joins}` : source.table;

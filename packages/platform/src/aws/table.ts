@@ -9,10 +9,11 @@ import {
 
 /**
  * The service's one DynamoDB table, shared by the local stack (created here)
- * and infra/table.ts (which reads the same definition). Single-table layout:
- *   pk "connections#<n>"    sk <connectionId>   every live hub connection (+ its groups), in shard n of its id
+ * and infra/table.ts (which reads the same definition). Single-table layout,
+ * written by @hatchery/core's stores:
+ *   pk "connections#<n>"    sk <connectionId>   every live hub connection (+ its groups), in shard n of its id (realtime/connections.ts)
  *   pk "group#<address>"    sk <connectionId>   members of one address group
- *   pk "ratelimit#<key>"    sk <window>         fixed-window request counters
+ *   pk "ratelimit#<key>"    sk <window>         fixed-window request counters (accounts/rate-limit.ts)
  *   pk "delivery#<event>"   sk "shard#<n>"      the connections of a shard a broadcast has claimed (realtime/ledger.ts)
  *   pk "forge#<buyer>"      sk "sequence"       the number of the buyer's last forgeFulfilled
  *   pk "forge#<buyer>"      sk "request#<id>"   a fulfilment whose forgeFulfilled was claimed

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import * as z from '@hatchery/platform/schema';
+import * as z from '../schema';
 
 /**
  * The SignalR JSON hub protocol, version 1, as far as the hub speaks it

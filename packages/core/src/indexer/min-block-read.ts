@@ -1,0 +1,12 @@
+import { db } from '../db';
+import { cachedFreshness } from './freshness';
+import { readFreshness } from './freshness-read';
+import { minBlockLimits } from './min-block';
+
+/**
+ * This instance's view of the index, read at most once per poll interval:
+ * what requests waiting for a `minBlock` poll, so that however many wait on
+ * one instance, the database sees one short query per interval, on a pooled
+ * connection held only for it.
+ */
+export const polledFreshness = cachedFreshness(() => readFreshness(db()), minBlockLimits.pollMs);
