@@ -30,6 +30,9 @@ function launchers(): { pid: number; parent: number | undefined }[] {
   return chain.filter(({ parent }) => parent !== undefined && parent > 1);
 }
 
+/** Reading a process's parent is one small /proc read: often enough that a killed launcher's command is gone within a second or two, even on a busy machine. */
+const launcherPollMs = 200;
+
 /**
  * Calls `gone` once the command that launched this process exits without passing a signal on (a SIGKILL to npm, a
  * process manager's signal to npm alone): a local command goes with its launcher instead of running on as an orphan.
@@ -41,5 +44,5 @@ export function followLauncher(gone: () => void): void {
     if (called || !watched.some(({ pid, parent }) => parentOf(pid) !== parent)) return;
     called = true;
     gone();
-  }, 500).unref();
+  }, launcherPollMs).unref();
 }
