@@ -2,7 +2,8 @@ import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import type middy from '@middy/core';
 import { limits } from '@hatchery/core/limits';
 import type { Context as LambdaContext } from 'aws-lambda';
-import { addLogContext, clearLogContext, logger, powertoolsLogger, type LogContext, type Logger } from '@hatchery/platform/telemetry/logger';
+import { requestState } from './request-state';
+import { addLogContext, clearLogContext, logger, logsAt, powertoolsLogger, type LogContext, type Logger } from '@hatchery/platform/telemetry/logger';
 
 export interface LoggedContext extends LambdaContext {
   log: Logger;
@@ -35,12 +36,13 @@ export const injectLogContext = () => injectLambdaContext(powertoolsLogger(), { 
 export function requestLogger<TEvent, TResult extends { statusCode?: number }, TContext extends LoggedContext>(
   options: RequestLoggerOptions<TEvent>,
 ): middy.MiddlewareObj<TEvent, TResult, Error, TContext> {
-  const started = new WeakMap<object, number>();
+  const started = requestState<number>('request logger start');
   const finish = (request: middy.Request<TEvent, TResult, Error, TContext>) => {
     const durationMs = Math.round(performance.now() - (started.get(request) ?? performance.now()));
     const status = request.response?.statusCode;
     const notable = status === undefined || status >= 400 || durationMs >= limits.slowRequestMs;
-    request.context.log[notable ? options.level : 'debug']({ status, durationMs }, options.message);
+    const level = notable ? options.level : 'debug';
+    if (logsAt(level)) request.context.log[level]({ status, durationMs }, options.message);
   };
   return {
     before: (request) => {
