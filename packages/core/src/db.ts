@@ -116,6 +116,11 @@ export async function query<Row extends pg.QueryResultRow>(text: string, values:
   return withRetry(() => traced('postgres query', async () => (await db().query<Row>(text, values)).rows));
 }
 
+/** One parameterized statement, retried on transient failures, its rows as arrays of their values in select order: no object per row for a reader that builds its own. */
+export async function queryValues(text: string, values: unknown[] = []): Promise<unknown[][]> {
+  return withRetry(() => traced('postgres query', async () => (await db().query<unknown[]>({ text, values, rowMode: 'array' })).rows));
+}
+
 /** A transaction, retried as a whole on transient failures (including serialization failures). */
 export async function transaction<T>(work: (client: Queryable) => Promise<T>): Promise<T> {
   return withRetry(() =>

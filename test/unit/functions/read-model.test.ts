@@ -34,26 +34,13 @@ describe('a read model declared once', () => {
   });
 
   it('carries it into the item', () => {
-    const row = {
-      tokenId: '1',
-      seller: `0x${'a'.repeat(40)}`,
-      price: '2',
-      status: 'Active',
-      editionId: '3',
-      editionName: 'e',
-      artUri: '',
-      rarity: 1,
-      gender: 0,
-      nftName: 'n',
-      health: 4,
-      skill: 5,
-      morale: 6,
-      listedAt: '99',
-    };
-    const item: ItemOf<typeof extended.fields> = source.toItem!(row) as ItemOf<typeof extended.fields>;
+    // The row's values in select order, then its sort keys.
+    const values = ['1', `0x${'a'.repeat(40)}`, '2', 'Active', '3', 'e', '', 1, 0, 'n', 4, 5, 6, '99', '99', '1'];
+    const item: ItemOf<typeof extended.fields> = source.item(values) as ItemOf<typeof extended.fields>;
     expect(item.listedAt).toBe('99');
     expect(item.attributes).toEqual({ health: 4, skill: 5, morale: 6 });
     expect(itemSchema(extended).parse(item)).toEqual(item);
+    expect(Object.keys(item)).toEqual(Object.keys(itemSchema(extended).shape));
   });
 
   it('documents it in the OpenAPI document, as the answer and as a filter field', () => {
@@ -71,10 +58,17 @@ describe('a read model declared once', () => {
     expect(get.parameters.find((parameter) => parameter.name === 'filter')!['x-fields']!.listedAt).toBe('bigint');
   });
 
-  it('leaves the row as the item when no field nests or may be absent', () => {
-    const flat = { ...nftsModel, fields: { tokenId: nftsModel.fields.tokenId, staked: nftsModel.fields.staked } } as const;
-    expect(listSource(flat).toItem).toBeUndefined();
-    expect(listSource(nftsModel).toItem).toBeDefined();
+  it('makes the item from the row alone, leaving out what is NULL, a group included even when all of it is', () => {
+    const nfts = listSource(nftsModel);
+    expect(nfts.item(['7', null, null, null, null, '3', null, 'a', 1, 'n', false, '7'])).toEqual({
+      tokenId: '7',
+      attributes: {},
+      editionId: '3',
+      artUri: 'a',
+      rarity: 1,
+      nftName: 'n',
+      staked: false,
+    });
   });
 });
 

@@ -22,14 +22,25 @@ function blockPairs(freshness: Freshness, which: BlockOf): string | undefined {
   return freshness.chains.map((chain) => `${chain.chainId}=${chain[which]}`).join(', ');
 }
 
-/** The freshness headers of an indexed read's success, by header name; none when the freshness is unknown. */
-export function freshnessHeaders(freshness: Freshness): Record<string, string> {
-  if (freshness === 'unknown') return {};
-  return {
-    [indexedBlockHeader]: blockPairs(freshness, 'block')!,
-    [safeBlockHeader]: blockPairs(freshness, 'safeBlock')!,
-    [finalizedBlockHeader]: blockPairs(freshness, 'finalizedBlock')!,
-  };
+const noHeaders: Readonly<Record<string, string>> = Object.freeze({});
+const headersOf = new WeakMap<object, Readonly<Record<string, string>>>();
+
+/**
+ * The freshness headers of an indexed read's success, by header name; none when the freshness is unknown.
+ * Made once per freshness read: every request until the next read answers the same ones.
+ */
+export function freshnessHeaders(freshness: Freshness): Readonly<Record<string, string>> {
+  if (freshness === 'unknown') return noHeaders;
+  let headers = headersOf.get(freshness);
+  if (!headers) {
+    headers = {
+      [indexedBlockHeader]: blockPairs(freshness, 'block')!,
+      [safeBlockHeader]: blockPairs(freshness, 'safeBlock')!,
+      [finalizedBlockHeader]: blockPairs(freshness, 'finalizedBlock')!,
+    };
+    headersOf.set(freshness, headers);
+  }
+  return headers;
 }
 
 /**

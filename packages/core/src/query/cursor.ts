@@ -62,4 +62,8 @@ export function cursorKeys(cursor: Cursor, binding: string): string[] {
 }
 
 /** The sort key of a page's last row, read from its key columns. */
-export const keysOf = (row: Record<string, unknown>, terms: readonly OrderTerm[]): string[] => terms.map((_term, index) => String(row[keyColumn(index)]));
+/** The sort key of a row read as values: its key columns are its last ones, one per term. */
+export const keysOf = (values: readonly unknown[], terms: readonly OrderTerm[]): string[] => {
+  const first = values.length - terms.length;
+  return terms.map((_term, index) => String(values[first + index]));
+};

@@ -83,8 +83,8 @@ export interface ListSource {
   joins?: string;
   fields: FieldMap;
   order: OrderSpec;
-  /** The item a row makes, when the row (less its key columns) is not the item itself. */
-  toItem?: (row: Record<string, unknown>) => unknown;
+  /** The item a row of the page makes, from the row's values in select order (its key columns follow them, unread). */
+  item: (values: readonly unknown[]) => unknown;
 }
 
 /** Conditions the server always applies; they read the base table only. */

@@ -1,8 +1,8 @@
 import { hash } from 'node:crypto';
 import { LRUCache } from '@aws-lambda-powertools/commons/utils/lru-cache';
-import { isMissingRelation, query } from '../db';
+import { isMissingRelation, query, queryValues } from '../db';
 import { Params } from './compile';
-import { encodeCursor, keyColumn, keysOf } from './cursor';
+import { encodeCursor, keysOf } from './cursor';
 import { listCounts, type CountCache } from './count-cache';
 import { buildPageStatements, type ListSource, type PageQuery, type PageStatements, type ServerConditions } from './page-query';
 
@@ -86,16 +86,16 @@ export async function readPage<Item = unknown>(
     ...(nextCursor !== undefined && { nextCursor }),
   });
   try {
-    const read = await query<Record<string, unknown>>(statements.page.text, statements.page.values);
+    const read = await queryValues(statements.page.text, statements.page.values);
     const more = read.length > request.pageSize;
-    const rows = more ? read.slice(0, request.pageSize) : read;
-    const last = rows.at(-1);
+    const itemCount = more ? request.pageSize : read.length;
+    const items: Item[] = [];
+    for (let index = 0; index < itemCount; index++) items.push(source.item(read[index]!) as Item);
+    const last = read[itemCount - 1];
     const nextCursor = more && last ? encodeCursor(statements.binding, keysOf(last, statements.terms)) : undefined;
-    // The key columns are the row's last: deleted last first, each row keeps V8's fast shape, which JSON.stringify needs.
-    for (const row of rows) for (let index = statements.terms.length - 1; index >= 0; index--) delete row[keyColumn(index)];
-    const shown = rows.length === 0 ? 0 : request.after ? rows.length : (request.page - 1) * request.pageSize + rows.length;
+    const shown = itemCount === 0 ? 0 : request.after ? itemCount : (request.page - 1) * request.pageSize + itemCount;
     const totalCount =
-      totalFromPage(request, rows.length, more) ??
+      totalFromPage(request, itemCount, more) ??
       // A shared count may be a little older than the page; it never claims fewer rows than the page shows.
       Math.max(
         shown,
@@ -104,7 +104,6 @@ export async function readPage<Item = unknown>(
           return Number(row?.total_count ?? 0);
         }),
       );
-    const items = (source.toItem ? rows.map(source.toItem) : rows) as Item[];
     return page(items, totalCount, nextCursor);
   } catch (error) {
     if (isMissingRelation(error)) return page([], 0);

@@ -5,8 +5,7 @@ import type { ListSource } from './page-query';
  * A paged list declared once, as plain data: each field of its item with the
  * SQL that reads it, its wire type, whether filter and orderBy take it, and
  * its description. The select list, the field map, the row-to-item mapping
- * (none when the row is the item) and, in item-schema.ts, the item's zod
- * schema all derive from it. Declaring it builds no schema, so the route
+ * and, in item-schema.ts, the item's zod schema all derive from it. Declaring it builds no schema, so the route
  * table and the handlers can import it at no cost to their cold start.
  */
 
@@ -80,25 +79,34 @@ const filterTypes: Record<WireType, FieldType> = { bigint: 'bigint', address: 't
 
 const isGroup = (field: ModelField): field is GroupField => 'group' in field;
 
-/** Each column field by its name in the row (a grouped one by its own name), in declaration order. */
-function columnsOf(fields: ModelFields): [string, ColumnField][] {
-  return Object.entries(fields).flatMap(([name, field]) => (isGroup(field) ? Object.entries(field.group) : [[name, field] as [string, ColumnField]]));
+/** A column field, by its name in the row (a grouped one by its own name), and the group it nests in, if any. */
+interface Column {
+  readonly name: string;
+  readonly field: ColumnField;
+  readonly group?: string;
+}
+
+/** Each column field, in declaration order. */
+function columnsOf(fields: ModelFields): Column[] {
+  return Object.entries(fields).flatMap(([name, field]): Column[] =>
+    isGroup(field) ? Object.entries(field.group).map(([member, column]) => ({ name: member, field: column, group: name })) : [{ name, field }],
+  );
 }
 
 /** Big integers leave the database as text, so that no digit is lost on the way to JSON. */
-const selectOf = (name: string, field: ColumnField) => `${field.sql}${field.type === 'bigint' ? '::text' : ''} AS "${name}"`;
+const selectOf = ({ name, field }: Column) => `${field.sql}${field.type === 'bigint' ? '::text' : ''} AS "${name}"`;
 
 export type ListOf<F extends ModelFields> = Omit<ListSource, 'fields'> & { readonly fields: FieldsOf<F> };
 
-/** The list source (select, field map, order, mapping) a declaration gives; the row is the item unless a field nests or may be absent. */
+/** The list source (select, field map, order, item) a declaration gives. */
 export function listSource<const F extends ModelFields>(model: ReadModel<F>): ListOf<F> {
   const columns = columnsOf(model.fields);
   const fields: Record<string, FieldSpec> = {};
-  for (const [name, field] of columns) {
+  for (const { name, field } of columns) {
     if (!field.filter) continue;
     fields[name] = { sql: field.sql, type: filterTypes[field.type], ...(field.joined && { joined: true }), ...(field.words && { words: true }) };
   }
-  const shown = columns.filter(([, field]) => !field.hidden);
+  const shown = columns.filter(({ field }) => !field.hidden);
   const source: ListSource = {
     name: model.name,
     get table() {
@@ -107,40 +115,31 @@ export function listSource<const F extends ModelFields>(model: ReadModel<F>): Li
     get joins() {
       return model.joins;
     },
-    select: shown.map(([name, field]) => selectOf(name, field)).join(', '),
+    select: shown.map(selectOf).join(', '),
     fields,
     order: model.order,
+    item: itemOf(shown),
   };
-  const toItem = itemMapping(model.fields);
-  if (toItem) source.toItem = toItem;
   return source as ListOf<F>;
 }
 
-/** Builds an item from a row where the row is not already the item: groups nest their columns, optional fields leave out NULLs. */
-function itemMapping(fields: ModelFields): ((row: Record<string, unknown>) => unknown) | undefined {
-  const entries = Object.entries(fields).filter(([, field]) => isGroup(field) || !field.hidden);
-  if (entries.every(([, field]) => !isGroup(field) && !field.optional)) return undefined;
-  const parts = entries.map(([name, field]): ((row: Record<string, unknown>, item: Record<string, unknown>) => void) => {
-    if (isGroup(field)) {
-      const members = Object.keys(field.group);
-      return (row, item) => {
-        const group: Record<string, unknown> = {};
-        for (const member of members) group[member] = row[member];
-        item[name] = group;
-      };
-    }
-    if (field.optional)
-      return (row, item) => {
-        const value = row[name];
-        if (value !== null && value !== undefined) item[name] = value;
-      };
-    return (row, item) => {
-      item[name] = row[name];
-    };
-  });
-  return (row) => {
+/**
+ * Builds an item straight from a row's values in select order, the only
+ * object a row makes: groups nest their columns, and a NULL leaves its field
+ * out (docs/http-api.md: null values are omitted), so the item serializes as
+ * it is. The key columns after the shown ones are not read.
+ */
+function itemOf(shown: readonly Column[]): (values: readonly unknown[]) => unknown {
+  const names = shown.map(({ name }) => name);
+  const groups = shown.map(({ group }) => group);
+  return (values) => {
     const item: Record<string, unknown> = {};
-    for (const part of parts) part(row, item);
+    for (let index = 0; index < names.length; index++) {
+      const group = groups[index];
+      const target = group === undefined ? item : ((item[group] ??= {}) as Record<string, unknown>);
+      const value = values[index];
+      if (value !== null && value !== undefined) target[names[index]!] = value;
+    }
     return item;
   };
 }

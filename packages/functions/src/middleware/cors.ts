@@ -2,16 +2,23 @@ import { corsPolicy, isOriginAllowed } from '../cors-policy';
 import { finalizedBlockHeader, indexedBlockHeader, safeBlockHeader } from '@hatchery/core/indexer/names';
 import type { HttpEvent, HttpMiddleware } from './types';
 
-/** CORS headers for an allowed origin; none at all for any other (docs/deploying.md, CORS). */
-export function corsHeaders(event: HttpEvent): Record<string, string> {
+const exposedHeaders = `retry-after,www-authenticate,${indexedBlockHeader},${safeBlockHeader},${finalizedBlockHeader}`;
+
+/** Sets the CORS headers of an allowed origin on `headers`; none at all for any other (docs/deploying.md, CORS). */
+export function setCorsHeaders(event: HttpEvent, headers: Record<string, string | number | boolean>): void {
   const origin = event.headers?.origin;
-  if (!origin || !isOriginAllowed(origin, corsPolicy())) return {};
-  return {
-    'access-control-allow-origin': origin,
-    'access-control-allow-credentials': 'true',
-    'access-control-expose-headers': `retry-after,www-authenticate,${indexedBlockHeader},${safeBlockHeader},${finalizedBlockHeader}`,
-    vary: 'Origin',
-  };
+  if (!origin || !isOriginAllowed(origin, corsPolicy())) return;
+  headers['access-control-allow-origin'] = origin;
+  headers['access-control-allow-credentials'] = 'true';
+  headers['access-control-expose-headers'] = exposedHeaders;
+  headers.vary = 'Origin';
+}
+
+/** The CORS headers of an allowed origin; none at all for any other. */
+export function corsHeaders(event: HttpEvent): Record<string, string> {
+  const headers: Record<string, string> = {};
+  setCorsHeaders(event, headers);
+  return headers;
 }
 
 export const preflightHeaders = {
@@ -23,8 +30,7 @@ export const preflightHeaders = {
 
 export const cors = (): HttpMiddleware => {
   const addHeaders: NonNullable<HttpMiddleware['after']> = (request) => {
-    if (!request.response) return;
-    Object.assign((request.response.headers ??= {}), corsHeaders(request.event));
+    if (request.response) setCorsHeaders(request.event, (request.response.headers ??= {}));
   };
   return { after: addHeaders, onError: addHeaders };
 };

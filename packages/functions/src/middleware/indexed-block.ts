@@ -2,6 +2,7 @@ import { freshnessHeaders, type Freshness } from '@hatchery/core/indexer/freshne
 import { currentFreshness } from '@hatchery/core/indexer/freshness-read';
 import { polledFreshness } from '@hatchery/core/indexer/min-block-read';
 import { awaitMinBlock, parseMinBlock } from '@hatchery/core/indexer/min-block';
+import { requestState } from './request-state';
 import type { HttpMiddleware } from './types';
 
 export interface IndexedRead {
@@ -19,14 +20,14 @@ export interface IndexedRead {
  * read, there are no headers and the read answers as ever.
  */
 export const indexedRead = (): IndexedRead => {
-  const byEvent = new WeakMap<object, Freshness>();
+  const seen = requestState<Freshness>('freshness seen');
   return {
     report: {
       before: async (request) => {
-        byEvent.set(request.event, await currentFreshness().catch((): Freshness => 'unknown'));
+        seen.set(request, await currentFreshness().catch((): Freshness => 'unknown'));
       },
       after: (request) => {
-        const freshness = byEvent.get(request.event);
+        const freshness = seen.get(request);
         if (request.response?.statusCode !== 200 || freshness === undefined) return;
         Object.assign((request.response.headers ??= {}), freshnessHeaders(freshness));
       },
@@ -37,8 +38,8 @@ export const indexedRead = (): IndexedRead => {
         if (!target) return;
         // The instance's shared position first, which costs nothing when the block is already reached; then polls.
         let polls = 0;
-        const read = () => (polls++ === 0 ? currentFreshness() : polledFreshness());
-        byEvent.set(request.event, await awaitMinBlock(target, { read }));
+        const poll = () => (polls++ === 0 ? currentFreshness() : polledFreshness());
+        seen.set(request, await awaitMinBlock(target, { read: poll }));
       },
     },
   };

@@ -1,7 +1,8 @@
 import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import type middy from '@middy/core';
 import type { Context as LambdaContext } from 'aws-lambda';
-import { addLogContext, clearLogContext, logger, powertoolsLogger, type LogContext, type Logger } from '@hatchery/platform/telemetry/logger';
+import { requestState } from './request-state';
+import { addLogContext, clearLogContext, logger, logsAt, powertoolsLogger, type LogContext, type Logger } from '@hatchery/platform/telemetry/logger';
 
 /** A request at least this long logs its line at INFO like a failed one (docs/operating.md, Logs). */
 const slowRequestMs = 1_000;
@@ -37,12 +38,13 @@ export const injectLogContext = () => injectLambdaContext(powertoolsLogger(), { 
 export function requestLogger<TEvent, TResult extends { statusCode?: number }, TContext extends LoggedContext>(
   options: RequestLoggerOptions<TEvent>,
 ): middy.MiddlewareObj<TEvent, TResult, Error, TContext> {
-  const started = new WeakMap<object, number>();
+  const started = requestState<number>('request logger start');
   const finish = (request: middy.Request<TEvent, TResult, Error, TContext>) => {
     const durationMs = Math.round(performance.now() - (started.get(request) ?? performance.now()));
     const status = request.response?.statusCode;
     const notable = status === undefined || status >= 400 || durationMs >= slowRequestMs;
-    request.context.log[notable ? options.level : 'debug']({ status, durationMs }, options.message);
+    const level = notable ? options.level : 'debug';
+    if (logsAt(level)) request.context.log[level]({ status, durationMs }, options.message);
   };
   return {
     before: (request) => {

@@ -24,11 +24,16 @@ async function readBody(request: IncomingMessage): Promise<Buffer | undefined> {
 
 /** Builds the payload format 2.0 event API Gateway's HTTP API would send. */
 export function toEventV2(request: IncomingMessage, url: URL, matched: MatchedRoute, body: Buffer | undefined): APIGatewayProxyEventV2 {
-  // Every repeated header joined with a bare comma, as payload 2.0 does; Node's `headers` would keep only the first of some (authorization among them).
+  // Every repeated header joined with a bare comma, as payload 2.0 does; Node's `headers` would keep only the first of some
+  // (authorization among them). Read from the raw pairs in one pass: `headersDistinct` makes an array per header first.
   const headers: Record<string, string> = {};
-  for (const [name, values] of Object.entries(request.headersDistinct)) {
-    if (values === undefined || name === 'cookie') continue;
-    headers[name] = values.join(',');
+  const raw = request.rawHeaders;
+  for (let index = 0; index < raw.length; index += 2) {
+    const name = raw[index]!.toLowerCase();
+    if (name === 'cookie') continue;
+    const value = raw[index + 1]!;
+    if (Object.hasOwn(headers, name)) headers[name] += `,${value}`;
+    else Object.defineProperty(headers, name, { value, writable: true, enumerable: true, configurable: true });
   }
   // A Map, then fromEntries: every name (`constructor`, `__proto__`) becomes an own property, as in API Gateway's JSON event.
   const repeated = new Map<string, string>();
@@ -73,17 +78,24 @@ export function toEventV2(request: IncomingMessage, url: URL, matched: MatchedRo
   };
 }
 
-/** Applies the 2.0 response rules: a structured result as given; anything else is JSON with status 200. */
+const hasHeader = (headers: object, wanted: string) => Object.hasOwn(headers, wanted) || Object.keys(headers).some((name) => name.toLowerCase() === wanted);
+
+/**
+ * Applies the 2.0 response rules: a structured result as given; anything else is JSON with status 200. Its
+ * headers are set one by one, never copied, and the head is left to `end`, which gives the body its
+ * Content-Length, as API Gateway does (a head written before the body would send it chunked).
+ */
 export function writeResultV2(response: ServerResponse, result: unknown): void {
   const structured =
     typeof result === 'object' && result !== null && 'statusCode' in result
       ? (result as APIGatewayProxyStructuredResultV2)
       : { statusCode: 200, headers: { 'content-type': 'application/json' }, body: JSON.stringify(result) };
-  const headers: Record<string, string | string[]> = { ...(structured.headers as Record<string, string>) };
-  if (structured.cookies?.length) headers['set-cookie'] = structured.cookies;
-  if (!Object.keys(headers).some((name) => name.toLowerCase() === 'content-type')) headers['content-type'] = 'application/json';
+  const headers = structured.headers ?? {};
+  for (const name in headers) response.setHeader(name, String(headers[name]));
+  if (structured.cookies?.length) response.setHeader('set-cookie', structured.cookies);
+  if (!hasHeader(headers, 'content-type')) response.setHeader('content-type', 'application/json');
   const body = structured.body === undefined ? '' : structured.isBase64Encoded ? Buffer.from(structured.body, 'base64') : structured.body;
-  response.writeHead(structured.statusCode ?? 200, headers);
+  response.statusCode = structured.statusCode ?? 200;
   response.end(body);
 }
 

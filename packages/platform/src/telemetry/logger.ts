@@ -1,4 +1,4 @@
-import { LogFormatter, LogItem, LogLevel, Logger as PowertoolsLogger } from '@aws-lambda-powertools/logger';
+import { LogFormatter, LogItem, LogLevel, LogLevelThreshold, Logger as PowertoolsLogger } from '@aws-lambda-powertools/logger';
 import type { LogAttributes, UnformattedAttributes } from '@aws-lambda-powertools/logger/types';
 import { writeLine } from '../stdout';
 import { exceeds, jsonSafe, shortened } from './json-safe';
@@ -194,6 +194,15 @@ export function addLogContext(fields: LogContext): void {
 
 export function clearLogContext(): void {
   powertoolsLogger().resetKeys();
+}
+
+/**
+ * Whether a line at `level` would be written now (the invocation's level, which a sampled invocation lowers to
+ * debug): a caller that would only build a line to have it dropped asks first, as Powertools works out the
+ * line's trace id before it compares levels.
+ */
+export function logsAt(level: 'error' | 'warn' | 'info' | 'debug' | 'trace'): boolean {
+  return powertoolsLogger().level <= LogLevelThreshold[level.toUpperCase() as Uppercase<typeof level>];
 }
 
 type Level = 'error' | 'warn' | 'info' | 'debug' | 'trace';

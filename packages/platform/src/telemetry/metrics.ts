@@ -236,7 +236,7 @@ export function recordDatabaseRetry(): void {
 
 /** What the invocation used so far, and a fresh start for the next one (outside Lambda's invoke store the tally is per process). */
 export function takeDatabaseUse(): DatabaseUse {
-  const use = { ...databaseUse.get() };
+  const use = databaseUse.get();
   databaseUse.reset();
   return use;
 }
