@@ -19,8 +19,11 @@ const RS = '\u001e';
 const timedOut = 'timed-out-fanout';
 /** The runner's timeout: the handler is told 30 s more (./shard-timeout-handler.ts). */
 const runnerTimeoutMs = 2_500;
-/** The outside throttle: posts a second the proxy lets through, 429 beyond. */
-const allowedPerSecond = 20;
+/**
+ * The outside throttle: posts a second the proxy lets through, 429 beyond. Its windows let at most 30 posts through
+ * in the runner's 2.5 s, well under the four shards' 75 or so connections, so some invocation is always cut off.
+ */
+const allowedPerSecond = 10;
 
 let stack: TestStack;
 let writes: ReturnType<typeof indexer>;
