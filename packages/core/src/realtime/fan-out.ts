@@ -267,19 +267,21 @@ export async function deliverShard(job: ShardJob, parts: FanOutParts, ledger: De
   };
   const runs = claimedRuns(rest, fanOutLimits.claimRun, claim, stopAt);
   const delivery = await post(runs, job.frame, parts, stopAt);
-  const unclaimed = rest.length - (delivery.sent + delivery.gone + delivery.failed + delivery.skipped);
-  if (claimFailure !== undefined && delivery.sent + delivery.gone + delivery.failed === 0) throw claimFailure;
-  if (unclaimed > 0 && overtaken && claimFailure === undefined) {
+  const attempted = delivery.sent + delivery.gone + delivery.failed;
+  if (claimFailure !== undefined && attempted === 0) throw claimFailure;
+  const unclaimed = rest.length - attempted - delivery.skipped;
+  const answer = { ...delivery, paceFactor: parts.pace.factor };
+  if (unclaimed === 0) return answer;
+  if (overtaken && claimFailure === undefined) {
     // The invocation that claimed past this one posts the rest.
     parts.log.warn({ shard: job.shard, unclaimed }, 'a shard stopped where another invocation of its event had claimed');
-    return { ...delivery, paceFactor: parts.pace.factor };
+    return answer;
   }
-  if (unclaimed > 0)
-    parts.log.error(
-      { err: claimFailure, shard: job.shard, unclaimed },
-      claimFailure === undefined
-        ? 'a shard stopped at its deadline before claiming all its connections'
-        : 'a shard stopped: its connections could not be claimed',
-    );
-  return { ...delivery, skipped: delivery.skipped + unclaimed, paceFactor: parts.pace.factor };
+  parts.log.error(
+    { err: claimFailure, shard: job.shard, unclaimed },
+    claimFailure === undefined
+      ? 'a shard stopped at its deadline before claiming all its connections'
+      : 'a shard stopped: its connections could not be claimed',
+  );
+  return { ...answer, skipped: delivery.skipped + unclaimed };
 }
