@@ -122,8 +122,9 @@ function observedRate(times: readonly number[], at: number): number {
  * target six times slower: the quota is shared with traffic the pacer cannot
  * see, so a 429 says the share left to it is smaller than it thought. Without
  * a budget, the base a 429 halves is the rate the posts were going at (over
- * the last second, or the moments since they began). One pacer serves every post of a lane for the life of its
- * process, so what a 429 taught outlasts the shard or broadcast that met it.
+ * the last second, or the moments since they began). One pacer serves every
+ * post of a lane for the life of its process, so what a 429 taught outlasts
+ * the shard or broadcast that met it.
  */
 export function pacer(postsPerSecond: number, burst = 1, now: () => number = () => performance.now()): Pacer {
   let target = postsPerSecond > 0 ? postsPerSecond : Number.POSITIVE_INFINITY;

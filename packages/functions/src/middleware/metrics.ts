@@ -17,11 +17,13 @@ interface WithStatus {
  */
 export const publishMetrics = () => logMetrics(metrics(), { captureColdStartMetric: true });
 
+type ResponseMark = 'Responses4xx' | 'Responses5xx' | 'Responses503';
+
 /**
  * The figures of one HTTP answer: `Responses5xx` 1 or 0, since the 5xx-rate alarm averages it over
  * requests; the 4xx and 503 marks only when the answer is one, as their rates are their sums over `Requests`.
  */
-export function responseFigures(statusCode: number): Partial<Record<'Responses4xx' | 'Responses5xx' | 'Responses503', number>> {
+export function responseFigures(statusCode: number): Partial<Record<ResponseMark, number>> {
   if (statusCode < 400) return { Responses5xx: 0 };
   if (statusCode < 500) return { Responses4xx: 1, Responses5xx: 0 };
   return statusCode === 503 ? { Responses5xx: 1, Responses503: 1 } : { Responses5xx: 1 };
@@ -48,9 +50,7 @@ export function requestMetrics<TEvent, TResult extends WithStatus, TContext exte
     addMetric('Requests', 1);
     addMetric('Latency', performance.now() - (started.get(request) ?? performance.now()));
     const status = responseFigures(request.response?.statusCode ?? 500);
-    addMetric('Responses5xx', status.Responses5xx!);
-    if (status.Responses4xx) addMetric('Responses4xx', status.Responses4xx);
-    if (status.Responses503) addMetric('Responses503', status.Responses503);
+    for (const name in status) addMetric(name as ResponseMark, status[name as ResponseMark]!);
     if (database.ms > 0) addMetric('DatabaseTime', database.ms);
     if (database.retries > 0) addMetric('DatabaseRetries', database.retries);
   };
