@@ -1,10 +1,9 @@
-import { mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { gzipSync } from 'node:zlib';
 import { build } from 'esbuild';
 import { httpRoutes } from '@hatchery/functions/routes';
 import { fanOutHandler, wsRoutes } from '@hatchery/functions/routes/realtime';
-import type { Bundle } from '../support/bundles';
+import { bundleOf, sstResolution, type Bundle } from '../support/bundles';
 import { functionBuild, insideNodeModules } from './pg-only';
 import { buildHandler } from './sst/build-handler';
 import { repositoryRoot } from './sst/platform';
@@ -85,11 +84,7 @@ export async function bundleMetafile(entry: string) {
   const { metafile } = await build({
     entryPoints: [join(repositoryRoot, entry)],
     absWorkingDir: repositoryRoot,
-    bundle: true,
-    platform: 'node',
-    format: 'esm',
-    mainFields: ['module', 'main'],
-    external: ['sharp', 'pg-native'],
+    ...sstResolution,
     write: false,
     metafile: true,
     logLevel: 'silent',
@@ -178,14 +173,7 @@ export async function buildLibraryFloor(libraries: readonly string[], outdir: st
     });
     if (built.errors.length) throw new Error(`library floor (${libraries.join(', ')}): ${built.errors.join('; ')}`);
     const file = join(built.out, 'floor.mjs');
-    const bytes = statSync(file).size;
-    return {
-      libraries: [...libraries],
-      file,
-      exportName: 'handler',
-      taskRoot: built.out,
-      bundle: { file, bytes, gzipBytes: gzipSync(readFileSync(file)).length },
-    };
+    return { libraries: [...libraries], file, exportName: 'handler', taskRoot: built.out, bundle: bundleOf(file) };
   } finally {
     rmSync(source, { recursive: true, force: true });
   }

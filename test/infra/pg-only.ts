@@ -1,10 +1,9 @@
-import { mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { gzipSync } from 'node:zlib';
 import { editionsSource } from '@hatchery/core/indexer/editions';
 import { keyColumn } from '@hatchery/core/query/cursor';
 import { buildPageStatements, pageQuerySchema, type PageStatements } from '@hatchery/core/query/page-query';
-import type { Bundle } from '../support/bundles';
+import { bundleOf, type Bundle } from '../support/bundles';
 import { buildHandler } from './sst/build-handler';
 import { repositoryRoot } from './sst/platform';
 
@@ -76,8 +75,7 @@ export async function buildPgOnlyBaseline(
     const built = await buildHandler(source, outdir, { functionID: 'PgOnly', handler: 'pg-only.handler', runtime: 'nodejs24.x', properties: functionBuild });
     if (built.errors.length) throw new Error(`pg-only baseline: ${built.errors.join('; ')}`);
     const file = join(built.out, 'pg-only.mjs');
-    const bytes = statSync(file).size;
-    return { file, exportName: 'handler', taskRoot: built.out, bundle: { file, bytes, gzipBytes: gzipSync(readFileSync(file)).length } };
+    return { file, exportName: 'handler', taskRoot: built.out, bundle: bundleOf(file) };
   } finally {
     rmSync(source, { recursive: true, force: true });
   }

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { gzipSync } from 'node:zlib';
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
-import { build } from 'esbuild';
+import { build, type BuildOptions } from 'esbuild';
 import * as z from '@hatchery/platform/schema';
 import type { HttpRoute } from '@hatchery/functions/routes';
 import { demoAddress } from '@hatchery/local/demo-data';
@@ -29,6 +29,15 @@ export interface HandlerBundle extends Bundle {
   handler: string;
   exportName: string;
 }
+
+/** How SST's Node.js runtime resolves a function's imports (test/infra/sst/build-handler.ts): one ESM file, ESM builds first. */
+export const sstResolution = {
+  bundle: true,
+  platform: 'node',
+  format: 'esm',
+  mainFields: ['module', 'main'],
+  external: ['sharp', 'pg-native'],
+} as const satisfies BuildOptions;
 
 /** Every workspace package of a checkout, by its name, at its sources: a baseline bundle takes none of this checkout's. */
 function workspaceAliases(sourceRoot: string): Record<string, string> {
@@ -55,12 +64,8 @@ export async function bundleHandlers(handlers: readonly string[], outdir: string
     entryPoints: entries.map(({ in: input, out }) => ({ in: input, out })),
     outdir,
     outExtension: { '.js': '.mjs' },
-    bundle: true,
-    platform: 'node',
-    format: 'esm',
+    ...sstResolution,
     target: 'esnext',
-    mainFields: ['module', 'main'],
-    external: ['sharp', 'pg-native'],
     minify: true,
     keepNames: true,
     logLevel: 'silent',
