@@ -6,11 +6,16 @@
  */
 const { writeSync } = process.getBuiltinModule('node:fs');
 
+/** What a full pipe's writer sleeps before it tries again: long enough to give the core to the reader, short beside a request. */
+const fullPipeWaitMs = 1;
+const sleeper = new Int32Array(new SharedArrayBuffer(4));
+
 /**
  * Writes one line to standard output synchronously, as pino's destination
  * did: the line leaves before Lambda freezes the instance, and costs less than
- * Node's stream. A pipe whose reader is slow answers EAGAIN; the write is
- * then retried from where it stopped.
+ * Node's stream. A pipe whose reader is slow answers EAGAIN; the writer then
+ * sleeps a moment, rather than spin on the core the reader needs, and goes on
+ * from where it stopped.
  */
 function write(text: string): void {
   const length = Buffer.byteLength(text);
@@ -22,6 +27,7 @@ function write(text: string): void {
       written += bytes ? writeSync(1, bytes, written) : writeSync(1, text);
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== 'EAGAIN') throw error;
+      Atomics.wait(sleeper, 0, 0, fullPipeWaitMs);
     }
     if (written < length) bytes ??= Buffer.from(text);
   }

@@ -43,4 +43,23 @@ describe('held lines', () => {
     writeLine('héllo wörld\n');
     expect(chunks.join('')).toBe('héllo wörld\n');
   });
+
+  it('sleeps while the pipe stays full instead of spinning on the core its reader needs', async () => {
+    const { writeLine } = await import('@hatchery/platform/stdout');
+    const fullForMs = 30;
+    const started = performance.now();
+    let attempts = 0;
+    writeSync.mockImplementation(((_fd: number, data: string | Uint8Array) => {
+      attempts++;
+      if (performance.now() - started < fullForMs) throw Object.assign(new Error('busy'), { code: 'EAGAIN' });
+      return typeof data === 'string' ? Buffer.byteLength(data) : data.byteLength;
+    }) as typeof fs.writeSync);
+    const cpu = process.cpuUsage();
+    writeLine('a line\n');
+    const used = process.cpuUsage(cpu);
+    expect(performance.now() - started).toBeGreaterThanOrEqual(fullForMs);
+    // A writer that spins tries thousands of times in 30 ms and burns all of it.
+    expect(attempts).toBeLessThanOrEqual(fullForMs + 1);
+    expect((used.user + used.system) / 1000).toBeLessThan(fullForMs / 2);
+  });
 });
