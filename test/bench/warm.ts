@@ -1,9 +1,8 @@
-import { execFile } from 'node:child_process';
-import { mkdirSync, readFileSync, rmSync } from 'node:fs';
+import { spawn, type SpawnOptions } from 'node:child_process';
+import { closeSync, mkdirSync, openSync, readFileSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
 import { httpRoutes, type HttpRoute } from '@hatchery/functions/routes';
 import { readRouteNames, verdict, warmGoals } from '../infra/budgets';
 import { functionBuild, insideNodeModules } from '../infra/pg-only';
@@ -13,7 +12,14 @@ import { loadAverage, type BenchSection } from './context';
 import { printTopFrames, type CpuProfile } from './cpu-profile';
 import { wallet } from './indexed';
 
-const run = promisify(execFile);
+/** Runs a probe process to its end; within ten minutes, or it is killed and the bench fails. */
+function runProbe(command: string, args: string[], options: SpawnOptions): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(command, args, { ...options, timeout: 600_000 });
+    child.once('error', reject);
+    child.once('exit', (code, signal) => (code === 0 ? resolve() : reject(new Error(`the probe exited with ${signal ?? code}`))));
+  });
+}
 
 /**
  * Each read handler's CPU per warm invocation as deployed (info logs, metrics,
@@ -24,10 +30,10 @@ const run = promisify(execFile);
  * and send the same statements through a pool of the same pg. The probes run
  * in processes of their own, apart from the stack.
  */
-const calls = Number(process.env.BENCH_WARM_CALLS ?? 300);
+const calls = Number(process.env.BENCH_WARM_CALLS ?? 1000);
 const runs = Number(process.env.BENCH_WARM_RUNS ?? 5);
-/** Calls before the timed ones, for the JIT and the pools' connections; their statements are replayed too. */
-const warmup = 50;
+/** Calls before the timed ones, their statements replayed too: by then V8 has compiled the hot path, as in an instance that has served a few seconds of traffic (the first few hundred calls run slower code on both sides), and the pools hold their connections. */
+const warmup = Number(process.env.BENCH_WARM_WARMUP ?? 2000);
 const blocks = 10;
 const profileRoute = process.env.BENCH_PROFILE_ROUTE ?? `${httpRoutes.listEditions.method} ${httpRoutes.listEditions.path}`;
 const profileCalls = Number(process.env.BENCH_PROFILE_CALLS ?? 3000);
@@ -118,12 +124,21 @@ export const warmBench: BenchSection = async ({ stack }) => {
         sampledEvery,
         profile,
       };
-      const { stdout } = await run(process.execPath, [new URL('./warm-probe.mjs', import.meta.url).pathname], {
-        env: { ...environment(target), WARM_PROBE_INPUT: JSON.stringify(input) },
-        cwd: target.taskRoot,
-        timeout: 600_000,
-        maxBuffer: 1024 * 1024 * 1024,
-      });
+      // The probe's output goes to a file: a pipe whose reader (this process) is late fills up, and the handler's
+      // synchronous writes would then wait on the bench rather than cost what a write costs.
+      const output = join(dir, `probe-${target.name}-${Date.now()}.out`);
+      const fd = openSync(output, 'w');
+      try {
+        await runProbe(process.execPath, [new URL('./warm-probe.mjs', import.meta.url).pathname], {
+          env: { ...environment(target), WARM_PROBE_INPUT: JSON.stringify(input) },
+          cwd: target.taskRoot,
+          stdio: ['ignore', fd, 'inherit'],
+        });
+      } finally {
+        closeSync(fd);
+      }
+      const stdout = readFileSync(output, 'utf8');
+      rmSync(output);
       const marker = stdout.lastIndexOf('\nWARM ');
       const report = JSON.parse(stdout.slice(marker + '\nWARM '.length)) as Report;
       const lines = stdout
