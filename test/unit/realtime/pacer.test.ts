@@ -90,4 +90,21 @@ describe('the fan-out pacer', () => {
     expect(await pace.take(Date.now() + 2_000)).toBe(true);
     expect(performance.now() - asked).toBeGreaterThanOrEqual(450);
   });
+
+  it('spaces the posts a 429 held at the rate it left when the pause ends, rather than letting them all go at once', async () => {
+    // 200 a second: 40 posts queued take slots 5 ms apart; a 429 with Retry-After 100 ms comes 20 ms in.
+    const pace = pacer(200);
+    const started = performance.now();
+    const released: number[] = [];
+    const posts = Array.from({ length: 40 }, () => pace.take().then((sent) => sent && released.push(performance.now() - started)));
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    const throttledAt = performance.now() - started;
+    pace.throttled(100);
+    await Promise.all(posts);
+    const afterPause = released.filter((at) => at >= throttledAt + 100).sort((a, b) => a - b);
+    expect(released).toHaveLength(40);
+    expect(afterPause.length).toBeGreaterThan(25);
+    // Halved to 100 a second: 10 ms apart. Within any 25 ms after the pause, at most three leave (the timers' slack aside).
+    for (let index = 3; index < afterPause.length; index++) expect(afterPause[index]! - afterPause[index - 3]!).toBeGreaterThanOrEqual(25);
+  });
 });

@@ -131,6 +131,8 @@ export function pacer(postsPerSecond: number, burst = 1, now: () => number = () 
   /** The slot of the next post; a past slot means unspent tokens, up to `burst` (all of them at first). */
   let nextAt = Number.NEGATIVE_INFINITY;
   let pausedUntil = 0;
+  /** How many times a 429 paused the posts (or lengthened a pause): a post that waited through one takes a new slot. */
+  let pauses = 0;
   let lesson: Lesson | undefined;
   /**
    * The rate a lesson's shares are of: the target, or without one the rate the posts went at, when the first 429
@@ -154,24 +156,24 @@ export function pacer(postsPerSecond: number, burst = 1, now: () => number = () 
   };
   return {
     async take(stopAt = Number.POSITIVE_INFINITY) {
-      const at = now();
-      const remaining = stopAt - Date.now();
-      const current = rate(at);
-      const interval = Number.isFinite(current) ? 1000 / current : 0;
-      const slot = Math.max(nextAt, at - (burst - 1) * interval, pausedUntil);
-      if (slot - at >= remaining) return false;
-      nextAt = slot + interval;
-      if (!Number.isFinite(target) && !lesson) {
-        recent.push(at);
-        while (recent.length && recent[0]! <= at - 1000) recent.shift();
+      for (;;) {
+        const at = now();
+        const remaining = stopAt - Date.now();
+        const current = rate(at);
+        const interval = Number.isFinite(current) ? 1000 / current : 0;
+        const slot = Math.max(nextAt, at - (burst - 1) * interval, pausedUntil);
+        if (slot - at >= remaining) return false;
+        nextAt = slot + interval;
+        if (!Number.isFinite(target) && !lesson) {
+          recent.push(at);
+          while (recent.length && recent[0]! <= at - 1000) recent.shift();
+        }
+        const pausesBefore = pauses;
+        if (slot > at) await sleep(slot - at);
+        if (pauses === pausesBefore) return true;
+        // A 429 came while this post waited for its slot: it takes a new one after the pause, at the rate the 429
+        // left, so that the posts the pause held go out spaced rather than all at once when it ends.
       }
-      if (slot > at) await sleep(slot - at);
-      // A 429 while this post waited for its slot holds it too, unless the pause outlasts the deadline.
-      for (let pause = pausedUntil - now(); pause > 0; pause = pausedUntil - now()) {
-        if (pause >= stopAt - Date.now()) return false;
-        await sleep(pause);
-      }
-      return true;
     },
     throttled(retryAfterMs) {
       throttles++;
@@ -181,7 +183,13 @@ export function pacer(postsPerSecond: number, burst = 1, now: () => number = () 
         learnAt(at, met / 2, met);
       }
       const pause = Number.isFinite(target) ? budgetLimits.throttlePauseMs.budgeted : budgetLimits.throttlePauseMs.unbudgeted;
-      pausedUntil = Math.max(pausedUntil, at + (retryAfterMs ?? pause));
+      const until = at + (retryAfterMs ?? pause);
+      if (until > pausedUntil) {
+        pausedUntil = until;
+        // The quota is empty: no post's slot comes before the pause's end, and none is owed a burst after it.
+        nextAt = until;
+        pauses++;
+      }
     },
     setTarget(next) {
       target = next > 0 ? next : Number.POSITIVE_INFINITY;
