@@ -1,5 +1,6 @@
 /** Hub clients by the thousand, in a process of their own (test/support/child.ts runs `crowdMain`). */
 
+/** What the crowd saw since it connected, or since its last `reset`. */
 export interface CrowdReport {
   /** Connections whose last marketChanged is not the final listings. */
   behind: number;
@@ -85,6 +86,13 @@ export function crowdMain(): void {
       const { user, system } = process.cpuUsage();
       const cost = { cpuSeconds: (user + system) / 1e6, rssMb: process.memoryUsage().rss / 2 ** 20 };
       process.send!({ cmd: 'report', behind, lastArrival, duplicates, throttledFrames, cost });
+    } else if (command.cmd === 'reset') {
+      // Another scenario on the same connections: its report is of what arrives from now on. The frames seen are kept,
+      // so one that comes again is still a duplicate.
+      last.fill(null);
+      duplicates = 0;
+      throttledFrames = 0;
+      process.send!({ cmd: 'reset' });
     } else if (command.cmd === 'close') {
       for (const socket of sockets) socket?.terminate();
       process.exit(0);

@@ -32,6 +32,12 @@ export interface WorkerPool {
   readonly size: number;
   /** Runs one invocation in the next free worker; rejects with a FunctionError when the handler throws or its worker dies. */
   invoke(invocation: { handler: string; functionName: string; event: unknown; timeoutMs?: number }): Promise<unknown>;
+  /**
+   * Replaces every worker with a fresh one, as a deploy replaces a function's environments: what the handlers kept
+   * between invocations (a fan-out pacer's lessons, their clients) goes. Only when idle: it throws while an
+   * invocation runs or waits.
+   */
+  recycle(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -122,6 +128,12 @@ export function workerPool(size = defaultWorkers(), env: NodeJS.ProcessEnv | typ
         queue.push({ request: { handler, functionName, event, timeoutMs }, resolve, reject });
         dispatch();
       });
+    },
+    async recycle() {
+      if (closing) throw new Error('the worker pool is closed');
+      if (queue.length || slots.some((slot) => slot.current)) throw new Error('the worker pool is busy: recycle it once its invocations are done');
+      // Each worker's exit puts a fresh one in its slot (start's exit handler), before terminate resolves.
+      await Promise.all(slots.map((slot) => slot.worker.terminate()));
     },
     async close() {
       closing = true;
