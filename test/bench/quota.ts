@@ -130,6 +130,8 @@ export const quotaBench: BenchSection = async ({ stack, sql }) => {
         } finally {
           stack.quota.configure({ perSecond: 0, burst: 0 });
           await listener.stop();
+          // Each row starts from fresh fan-out environments: a pacer keeps what the last row's 429s taught it.
+          await stack.workers.recycle();
         }
       }
     }
