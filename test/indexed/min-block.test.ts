@@ -168,6 +168,8 @@ describe('minBlock', () => {
   });
 
   it.concurrent('refuses a malformed minBlock, or one far beyond any plausible head, at once with a 422 naming it', async ({ expect }) => {
+    // "Far" is measured from the head as each instance last read it: every read's view must include block 102.
+    await afterFreshnessCache();
     const far = String(102 + minBlockLimits.maxAheadBlocks + 1);
     for (const minBlock of [
       'abc',
