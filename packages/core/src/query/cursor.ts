@@ -61,8 +61,7 @@ export function cursorKeys(cursor: Cursor, binding: string): string[] {
   return cursor.keys;
 }
 
-/** The sort key of a page's last row, read from its key columns. */
-/** The sort key of a row read as values: its key columns are its last ones, one per term. */
+/** The sort key of a page's last row read as values: its key columns are its last ones, one per term. */
 export const keysOf = (values: readonly unknown[], terms: readonly OrderTerm[]): string[] => {
   const first = values.length - terms.length;
   return terms.map((_term, index) => String(values[first + index]));

@@ -196,16 +196,16 @@ export function clearLogContext(): void {
   powertoolsLogger().resetKeys();
 }
 
+type Level = 'error' | 'warn' | 'info' | 'debug' | 'trace';
+
 /**
  * Whether a line at `level` would be written now (the invocation's level, which a sampled invocation lowers to
  * debug): a caller that would only build a line to have it dropped asks first, as Powertools works out the
  * line's trace id before it compares levels.
  */
-export function logsAt(level: 'error' | 'warn' | 'info' | 'debug' | 'trace'): boolean {
+export function logsAt(level: Level): boolean {
   return powertoolsLogger().level <= LogLevelThreshold[level.toUpperCase() as Uppercase<typeof level>];
 }
-
-type Level = 'error' | 'warn' | 'info' | 'debug' | 'trace';
 
 interface LogFn {
   (fields: object, message?: string): void;
