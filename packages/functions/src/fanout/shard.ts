@@ -10,7 +10,9 @@ import { managementConnections } from '@hatchery/platform/aws/management';
 import { publishMetrics, shardMetrics } from '../middleware/metrics';
 import { injectLogContext } from '../middleware/request-logger';
 import { traceInvocation } from '../middleware/tracing';
+import { copyProcessEnvironment } from '@hatchery/platform/process-environment';
 
+copyProcessEnvironment();
 const store = connectionStore();
 const ledger = deliveryLedger();
 const log = logger().child({ component: 'fan-out' });

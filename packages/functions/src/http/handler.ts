@@ -16,6 +16,7 @@ import { traceInvocation } from '../middleware/tracing';
 import type { HttpContext, HttpEvent, HttpMiddleware, HttpResult } from '../middleware/types';
 import type { IndexedRead } from '../middleware/indexed-block';
 import { validateInput } from '../middleware/validate-input';
+import { copyProcessEnvironment } from '@hatchery/platform/process-environment';
 import type { HttpRoute } from '../routes';
 
 type Parsed<S> = S extends z.ZodMiniType ? z.output<S> : undefined;
@@ -47,6 +48,7 @@ export function httpHandler<R extends HttpRoute, T>(
   if (Boolean(route.indexed) !== Boolean(indexedRead)) {
     throw new Error(`${route.method} ${route.path}: a read of the indexer's data, and only one, reports the indexed block`);
   }
+  copyProcessEnvironment();
   const output = requestOutput<HttpEvent, HttpResult, HttpContext>();
   const chain = middy<HttpEvent, HttpResult, Error, HttpContext>()
     .use(injectLogContext())

@@ -5,11 +5,13 @@ import { problemDetails } from '../middleware/problem-details';
 import { injectLogContext, requestLogger, type LoggedContext } from '../middleware/request-logger';
 import { traceInvocation } from '../middleware/tracing';
 import type { WsEvent, WsResult } from '../routes/realtime';
+import { copyProcessEnvironment } from '@hatchery/platform/process-environment';
 
 export type WsContext = LoggedContext;
 
 /** The Middy chain of the WebSocket API's three routes. */
 export function wsHandler(run: (event: WsEvent, context: WsContext) => Promise<WsResult>) {
+  copyProcessEnvironment();
   return (
     middy<WsEvent, WsResult, Error, WsContext>()
       .use(injectLogContext())
