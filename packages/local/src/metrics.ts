@@ -35,25 +35,34 @@ const labelText = (labels: Record<string, string>) =>
 export function metricsRegistry() {
   const families = new Map<string, Family>();
   const listeners = new Set<(document: EmfDocument, line: string) => void>();
+  // Every request's document names the same few dimension sets with the same few values (metrics.ts keeps them bounded).
+  const labelSets = new Map<string, { labels: Record<string, string>; key: string }>();
+  const labelSetOf = (dimensionSet: readonly string[], document: EmfDocument) => {
+    let id = '';
+    for (const dimension of dimensionSet) id += `${dimension}\u0000${String(document[dimension] ?? '')}\u0001`;
+    let found = labelSets.get(id);
+    if (!found) {
+      const labels = Object.fromEntries([...dimensionSet].sort().map((dimension) => [dimension, String(document[dimension] ?? '')]));
+      found = { labels, key: labelText(labels) };
+      labelSets.set(id, found);
+    }
+    return found;
+  };
   const add = (document: EmfDocument) => {
     if (listeners.size) {
       const line = JSON.stringify(document);
       for (const listener of listeners) listener(document, line);
     }
     for (const directive of document._aws.CloudWatchMetrics) {
-      // Once per dimension set, not per metric: every request's document passes here.
-      const labelSets = directive.Dimensions.map((dimensionSet) => {
-        const labels = Object.fromEntries([...dimensionSet].sort().map((dimension) => [dimension, String(document[dimension] ?? '')]));
-        return { labels, key: labelText(labels) };
-      });
+      const sets = directive.Dimensions.map((dimensionSet) => labelSetOf(dimensionSet, document));
       for (const metric of directive.Metrics) {
         const raw = document[metric.Name];
         const values = (Array.isArray(raw) ? raw : [raw]).filter((value): value is number => typeof value === 'number');
-        const family = families.get(metric.Name) ?? { name: metric.Name, unit: metric.Unit, series: new Map() };
-        families.set(metric.Name, family);
-        for (const { labels, key } of labelSets) {
-          const series = family.series.get(key) ?? { labels, sum: 0, count: 0 };
-          family.series.set(key, series);
+        let family = families.get(metric.Name);
+        if (!family) families.set(metric.Name, (family = { name: metric.Name, unit: metric.Unit, series: new Map() }));
+        for (const { labels, key } of sets) {
+          let series = family.series.get(key);
+          if (!series) family.series.set(key, (series = { labels, sum: 0, count: 0 }));
           for (const value of values) {
             series.sum += value;
             series.count++;

@@ -12,6 +12,8 @@ const maxBodyBytes = 1024 * 1024;
 const textualContent = /^(application\/(json|problem\+json|x-www-form-urlencoded|xml)|text\/)/i;
 
 async function readBody(request: IncomingMessage): Promise<Buffer | undefined> {
+  // HTTP/1.1 (RFC 9112 §6.3): a request with neither header has no body, and nothing is left to read.
+  if (request.headers['content-length'] === undefined && request.headers['transfer-encoding'] === undefined) return undefined;
   const chunks: Buffer[] = [];
   let size = 0;
   for await (const chunk of request) {
@@ -33,7 +35,9 @@ export function toEventV2(request: IncomingMessage, url: URL, matched: MatchedRo
     if (name === 'cookie') continue;
     const value = raw[index + 1]!;
     if (Object.hasOwn(headers, name)) headers[name] += `,${value}`;
-    else Object.defineProperty(headers, name, { value, writable: true, enumerable: true, configurable: true });
+    // Assigned, `__proto__` would set the object's prototype instead of becoming a header.
+    else if (name === '__proto__') Object.defineProperty(headers, name, { value, writable: true, enumerable: true, configurable: true });
+    else headers[name] = value;
   }
   // A Map, then fromEntries: every name (`constructor`, `__proto__`) becomes an own property, as in API Gateway's JSON event.
   const repeated = new Map<string, string>();
