@@ -11,9 +11,20 @@ import { createRouter, type MatchedRoute } from './routing';
 const maxBodyBytes = 1024 * 1024;
 const textualContent = /^(application\/(json|problem\+json|x-www-form-urlencoded|xml)|text\/)/i;
 
+/**
+ * HTTP/1.1 (RFC 9112 §6.3): a request with neither Content-Length nor Transfer-Encoding has no body. Read from the
+ * raw pairs: Node's `headers` is built on first use, a second copy of what toEventV2 builds.
+ */
+function announcesBody(raw: readonly string[]): boolean {
+  for (let index = 0; index < raw.length; index += 2) {
+    const name = raw[index]!.toLowerCase();
+    if (name === 'content-length' || name === 'transfer-encoding') return true;
+  }
+  return false;
+}
+
 async function readBody(request: IncomingMessage): Promise<Buffer | undefined> {
-  // HTTP/1.1 (RFC 9112 §6.3): a request with neither header has no body, and nothing is left to read.
-  if (request.headers['content-length'] === undefined && request.headers['transfer-encoding'] === undefined) return undefined;
+  if (!announcesBody(request.rawHeaders)) return undefined;
   const chunks: Buffer[] = [];
   let size = 0;
   for await (const chunk of request) {
@@ -29,11 +40,15 @@ export function toEventV2(request: IncomingMessage, url: URL, matched: MatchedRo
   // Every repeated header joined with a bare comma, as payload 2.0 does; Node's `headers` would keep only the first of some
   // (authorization among them). Read from the raw pairs in one pass: `headersDistinct` makes an array per header first.
   const headers: Record<string, string> = {};
+  const cookieHeaders: string[] = [];
   const raw = request.rawHeaders;
   for (let index = 0; index < raw.length; index += 2) {
     const name = raw[index]!.toLowerCase();
-    if (name === 'cookie') continue;
     const value = raw[index + 1]!;
+    if (name === 'cookie') {
+      cookieHeaders.push(value);
+      continue;
+    }
     if (Object.hasOwn(headers, name)) headers[name] += `,${value}`;
     // Assigned, `__proto__` would set the object's prototype instead of becoming a header.
     else if (name === '__proto__') Object.defineProperty(headers, name, { value, writable: true, enumerable: true, configurable: true });
@@ -41,12 +56,15 @@ export function toEventV2(request: IncomingMessage, url: URL, matched: MatchedRo
   }
   // A Map, then fromEntries: every name (`constructor`, `__proto__`) becomes an own property, as in API Gateway's JSON event.
   const repeated = new Map<string, string>();
-  for (const [key, value] of url.searchParams) repeated.set(key, repeated.has(key) ? `${repeated.get(key)},${value}` : value);
+  if (url.search) for (const [key, value] of url.searchParams) repeated.set(key, repeated.has(key) ? `${repeated.get(key)},${value}` : value);
   const query: Record<string, string> = Object.fromEntries(repeated);
-  const cookies = request.headers.cookie
-    ?.split(';')
-    .map((cookie) => cookie.trim())
-    .filter(Boolean);
+  const cookies = cookieHeaders.length
+    ? cookieHeaders
+        .join(';')
+        .split(';')
+        .map((cookie) => cookie.trim())
+        .filter(Boolean)
+    : undefined;
   const textual = textualContent.test(headers['content-type'] ?? 'application/json');
   const now = new Date();
   const sourceIp = request.socket.remoteAddress?.replace(/^::ffff:/, '') ?? '127.0.0.1';
