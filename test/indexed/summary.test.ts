@@ -11,8 +11,10 @@ let stack: TestStack;
 /** Every statement any pg client in this process sends: the handlers run in-process behind the local gateway, as does a listener. */
 const statements = vi.spyOn(pg.Client.prototype, 'query');
 const sent = () =>
-  statements.mock.calls.flatMap(([text], index) => {
+  statements.mock.calls.flatMap(([statement], index) => {
     const client = statements.mock.contexts[index] as unknown as { connectionParameters: { application_name?: string } };
+    // Text and values, or a config (core's statements): either way, its text.
+    const text = typeof statement === 'string' ? statement : (statement as { text?: unknown } | undefined)?.text;
     return typeof text === 'string' ? [{ text, byListener: client.connectionParameters.application_name?.startsWith('hatchery-listener') ?? false }] : [];
   });
 /** Summing rounds (the only statements that read token_transfers) a function sent, or the listener. */
