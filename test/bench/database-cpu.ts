@@ -19,6 +19,12 @@ function ticksOf(pid: string, withChildren: boolean): { ticks: number; parent: n
 /** Linux's USER_HZ: /proc counts CPU time in hundredths of a second. */
 const msPerTick = 10;
 
+/** The CPU time one process has used so far, in ms; undefined once it is gone (or where /proc cannot tell). */
+export function processCpuMs(pid: number): number | undefined {
+  const process = ticksOf(String(pid), false);
+  return process && process.ticks * msPerTick;
+}
+
 /**
  * The CPU time a PostgreSQL cluster has used so far, in ms: its postmaster
  * (with the backends it has reaped) and every live backend. Undefined where

@@ -1,6 +1,6 @@
 import autocannon from 'autocannon';
 import pg from 'pg';
-import { postgresCpuMs } from './database-cpu';
+import { postgresCpuMs, processCpuMs } from './database-cpu';
 import { measure, withDatabaseCpu, type Figures, type LoadJob } from './measure';
 
 /**
@@ -14,19 +14,24 @@ import { measure, withDatabaseCpu, type Figures, type LoadJob } from './measure'
 const warmupMs = Number(process.env.BENCH_WARMUP_MS ?? 3000);
 
 async function loadHttp(job: Extract<LoadJob, { kind: 'http' }>, databaseCpuMs?: () => number | undefined): Promise<Figures> {
+  const { serverPid } = job;
   const run = (durationMs: number) => autocannon({ url: job.url, connections: job.concurrency, duration: durationMs / 1000, headers: job.headers });
   await run(warmupMs);
-  return withDatabaseCpu(databaseCpuMs, async () => {
-    const result = await run(job.durationMs);
-    const answered = result['2xx'];
-    return {
-      requests: answered,
-      rps: answered / result.duration,
-      p50Ms: result.latency.p50,
-      p99Ms: result.latency.p99,
-      errors: result.non2xx + result.errors + result.timeouts,
-    };
-  });
+  return withDatabaseCpu(
+    databaseCpuMs,
+    async () => {
+      const result = await run(job.durationMs);
+      const answered = result['2xx'];
+      return {
+        requests: answered,
+        rps: answered / result.duration,
+        p50Ms: result.latency.p50,
+        p99Ms: result.latency.p99,
+        errors: result.non2xx + result.errors + result.timeouts,
+      };
+    },
+    serverPid === undefined ? undefined : () => processCpuMs(serverPid),
+  );
 }
 
 async function run(job: LoadJob): Promise<Figures> {

@@ -9,6 +9,8 @@ export interface Figures {
   errors: number;
   /** PostgreSQL's CPU per request while the run was recorded, when the job named its postmaster. */
   databaseMsPerRequest?: number;
+  /** The serving process's CPU per request while the run was recorded, when the job named it. */
+  serverMsPerRequest?: number;
 }
 
 const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? 0;
@@ -44,12 +46,22 @@ export async function measure(
   return withDatabaseCpu(options.databaseCpuMs, () => run(options.durationMs, true));
 }
 
-/** Runs one recorded run and adds PostgreSQL's CPU per request over it, where `databaseCpuMs` can tell. */
-export async function withDatabaseCpu(databaseCpuMs: (() => number | undefined) | undefined, recorded: () => Promise<Figures>): Promise<Figures> {
+/**
+ * Runs one recorded run and adds PostgreSQL's CPU per request over it, where `databaseCpuMs` can tell, and the
+ * serving process's, where `serverCpuMs` can.
+ */
+export async function withDatabaseCpu(
+  databaseCpuMs: (() => number | undefined) | undefined,
+  recorded: () => Promise<Figures>,
+  serverCpuMs?: () => number | undefined,
+): Promise<Figures> {
   const before = databaseCpuMs?.();
+  const serverBefore = serverCpuMs?.();
   const figures = await recorded();
   const after = before === undefined ? undefined : databaseCpuMs?.();
+  const serverAfter = serverBefore === undefined ? undefined : serverCpuMs?.();
   if (before !== undefined && after !== undefined && figures.requests) figures.databaseMsPerRequest = (after - before) / figures.requests;
+  if (serverBefore !== undefined && serverAfter !== undefined && figures.requests) figures.serverMsPerRequest = (serverAfter - serverBefore) / figures.requests;
   return figures;
 }
 
@@ -59,6 +71,8 @@ export type LoadJob = {
   durationMs: number;
   /** The local cluster's postmaster: the generator then reports PostgreSQL's CPU per request over the recorded run. */
   postgresPid?: number;
+  /** The process serving the URL: the generator then reports its CPU per request over the recorded run. */
+  serverPid?: number;
 } & ({ kind: 'http'; url: string; headers?: Record<string, string> } | { kind: 'sql'; databaseUrl: string; statement: { text: string; values: unknown[] } });
 
 /** Runs `job` in a child process (load-worker.ts), so the generator's CPU never counts against the process measured. */

@@ -45,7 +45,7 @@ function startMinimalServer(databaseUrl: string, concurrency: number) {
     child.once('exit', (code) => reject(new Error(`the minimal server exited with ${code}`)));
   });
   child.send({ databaseUrl, concurrency, countTtlMs: countCacheLimits.ttlMs, routes });
-  return { ready, stop: () => child.kill() };
+  return { ready, pid: child.pid, stop: () => child.kill() };
 }
 
 /**
@@ -59,6 +59,8 @@ export const throughputBench: BenchSection = async ({ stack, concurrency, durati
   const port = await server.ready;
   const rows: Row[] = [];
   const verdicts: string[] = [];
+  const cpu: string[] = [];
+  const postgresPid = stack.postgres?.pid;
   try {
     for (const { name, path } of cases) {
       const url = `${stack.url}${path}`;
@@ -67,8 +69,13 @@ export const throughputBench: BenchSection = async ({ stack, concurrency, durati
       const theirs = JSON.parse(await httpGet(minimal)) as { items: unknown[] };
       // The minimal server answers the rows as they come; Hatchery shapes them (nested attributes), so only their number is compared.
       if (ours.items.length !== theirs.items.length) throw new Error(`${name}: the minimal server answers another page than ${path}`);
-      const gateway = await measureInChild({ kind: 'http', url, concurrency, durationMs });
-      const baseline = await measureInChild({ kind: 'http', url: minimal, concurrency, durationMs });
+      // This process runs the local stack: the gateway, the handlers in-process, and the listener, idle here.
+      const gateway = await measureInChild({ kind: 'http', url, concurrency, durationMs, postgresPid, serverPid: process.pid });
+      const baseline = await measureInChild({ kind: 'http', url: minimal, concurrency, durationMs, postgresPid, serverPid: server.pid });
+      const µs = (ms: number | undefined) => (ms === undefined ? '-' : (ms * 1000).toFixed(0));
+      cpu.push(
+        `  ${name.padEnd(44)} server ${µs(gateway.serverMsPerRequest)} µs beside ${µs(baseline.serverMsPerRequest)}, PostgreSQL ${µs(gateway.databaseMsPerRequest)} µs beside ${µs(baseline.databaseMsPerRequest)}`,
+      );
       rows.push({ name, gateway, baseline, baselineName: `a minimal node:http + pg server running the same statements, concurrency ${concurrency}` });
       const rps = gateway.rps / baseline.rps;
       const p99 = gateway.p99Ms / baseline.p99Ms;
@@ -80,5 +87,6 @@ export const throughputBench: BenchSection = async ({ stack, concurrency, durati
     server.stop();
   }
   printTable(`Throughput beside a minimal server (load average ${load} when the section started)`, rows);
+  console.log(`CPU per request over each recorded run (Hatchery beside the minimal server; /proc, to 10 ms a run):\n${cpu.join('\n')}`);
   console.log(`Goals:\n${verdicts.join('\n')}`);
 };
