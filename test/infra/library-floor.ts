@@ -119,15 +119,27 @@ export async function handlerImportChain(handler: string, matches: (file: string
   return importChain((await bundleMetafile(entry)).inputs, entry, matches);
 }
 
-/** The third-party packages the function's own (first-party) modules import, found as esbuild resolves them. */
+/**
+ * The third-party packages the function's own (first-party) modules import, found as esbuild resolves them, of
+ * those the bundle carries: a module its tree shaking dropped (a graph's import the handler never runs) brings
+ * nothing to the function, so it brings nothing to the floor either.
+ */
 export async function directLibraries(handlerSource: string): Promise<string[]> {
   const metafile = await bundleMetafile(`${handlerSource.replace(/\.[^./]+$/, '')}.ts`);
+  const carried = new Set(
+    Object.values(metafile.outputs).flatMap((output) =>
+      Object.entries(output.inputs)
+        .filter(([, { bytesInOutput }]) => bytesInOutput > 0)
+        .map(([file]) => file),
+    ),
+  );
+  const carriedPackages = new Set([...carried].flatMap((file) => packageOf(file) ?? []));
   const libraries = new Set<string>();
   for (const [file, { imports }] of Object.entries(metafile.inputs)) {
-    if (packageOf(file)) continue;
+    if (packageOf(file) || !carried.has(file)) continue;
     for (const { path } of imports) {
       const name = packageOf(path);
-      if (name) libraries.add(name);
+      if (name && carriedPackages.has(name)) libraries.add(name);
     }
   }
   return [...libraries].sort();
