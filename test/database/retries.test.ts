@@ -1,5 +1,6 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { databaseLimits, db, query, transaction, withRetry } from '@hatchery/core/db';
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { databaseLimits, db, query, queryValues, transaction, withRetry } from '@hatchery/core/db';
 import { toProblem } from '@hatchery/core/errors';
 import { startTestStack, type TestStack } from '../support/stack';
 
@@ -23,6 +24,23 @@ describe('database access', () => {
     await terminateServiceConnections();
     const rows = await query<{ one: number }>('SELECT 1 AS one');
     expect(rows).toEqual([{ one: 1 }]);
+  });
+
+  it("bounds each statement itself and hands it to pg with a callback, never through pg's query_timeout or promise form", async () => {
+    // Either of pg's own makes V8 pretenure what the reads allocate (packages/core/src/db.ts): a timing test could not see
+    // it reliably, so the forms are checked.
+    expect((db().options as { query_timeout?: unknown }).query_timeout).toBeUndefined();
+    const statements = vi.spyOn(pg.Client.prototype, 'query');
+    try {
+      await query('SELECT 1 AS one');
+      await queryValues('SELECT 1 AS one');
+      await transaction((client) => client.query('SELECT 1 AS one'));
+      const sent = statements.mock.calls;
+      expect(sent.length).toBeGreaterThanOrEqual(5);
+      for (const args of sent) expect(typeof args.at(-1)).toBe('function');
+    } finally {
+      statements.mockRestore();
+    }
   });
 
   it('retries a transaction as a whole and commits it once', async () => {
