@@ -14,7 +14,7 @@ export const databaseLimits = {
   connectTimeoutMs: 1_500,
   /** Server side: a statement still running after this is cancelled by PostgreSQL itself (57014). */
   statementTimeoutMs: 2_000,
-  /** Client side, above the statement timeout: catches a server that cannot even cancel (frozen, or a dead network path); see withinQueryTimeout. */
+  /** Client side, above the statement timeout: catches a server that cannot even cancel (frozen, or a dead network path); see boundedStatement. */
   queryTimeoutMs: 2_500,
   /** A retry starts only if it can end within this much of the first attempt's start. */
   unavailableWithinMs: 5_000,
