@@ -141,13 +141,29 @@ function bounded(client: pg.PoolClient): Queryable {
   return { query: run as Queryable['query'] };
 }
 
+/** A checked-out client's lost connection: its pending statement fails with the same failure, which its caller handles. */
+const ignoreLostConnection = () => undefined;
+
+/**
+ * A client of the pool, listening for its lost connection from the moment it
+ * is handed over: an 'error' event nobody listens for ends the process, and
+ * one can come in the same read that freed the client, before a promise's
+ * continuation could attach the listener. Its holder removes the listener
+ * before releasing it.
+ */
+function checkOut(): Promise<pg.PoolClient> {
+  return new Promise((resolve, reject) => {
+    db().connect((error, client) => {
+      if (error || !client) return reject(error ?? new Error('The pool handed over no client.'));
+      client.on('error', ignoreLostConnection);
+      resolve(client);
+    });
+  });
+}
+
 /** One statement on a client of the pool; a client whose statement failed is destroyed rather than reused, as pg's pool.query does. */
 async function poolStatement<Row>(config: pg.QueryConfig | pg.QueryArrayConfig): Promise<Row[]> {
-  const client = await db().connect();
-  // A checked-out client reports a lost connection as an 'error' event; unhandled, it would end the process.
-  // The pending statement fails with the same failure.
-  const ignoreLostConnection = () => undefined;
-  client.on('error', ignoreLostConnection);
+  const client = await checkOut();
   let failure: Error | undefined;
   try {
     // pg's types take the two row modes apart; the rows' shape is the caller's to state.
@@ -175,11 +191,7 @@ export async function queryValues(text: string, values: unknown[] = []): Promise
 export async function transaction<T>(work: (client: Queryable) => Promise<T>): Promise<T> {
   return withRetry(() =>
     traced('postgres transaction', async () => {
-      const client = await db().connect();
-      // A checked-out client reports a lost connection as an 'error' event; unhandled, it would end the process.
-      // The pending query rejects with the same failure, which the retry below handles.
-      const ignoreLostConnection = () => undefined;
-      client.on('error', ignoreLostConnection);
+      const client = await checkOut();
       const session = bounded(client);
       let broken = false;
       try {
