@@ -118,9 +118,7 @@ export type Queryable = Pick<pg.PoolClient, 'query'>;
  * callback rather than asked for a promise: either of pg's own (the timeout's
  * wrapper, the promise's executor) is a closure made inside `Client.query`,
  * and with one V8 pretenures what the reads allocate, so every row's values
- * reach the old generation (`npm run bench`'s throughput section; a bare pool
- * reading a page of sales in a loop: scavenges of 9 ms instead of under 1,
- * and 15% fewer reads a second).
+ * reach the old generation (docs/benchmarks.md, throughput).
  */
 function boundedStatement<Row extends pg.QueryResultRow>(client: pg.PoolClient, config: pg.QueryConfig): Promise<pg.QueryResult<Row>> {
   return new Promise((resolve, reject) => {
