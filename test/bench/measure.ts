@@ -11,6 +11,8 @@ export interface Figures {
   databaseMsPerRequest?: number;
   /** The serving process's CPU per request while the run was recorded, when the job named it. */
   serverMsPerRequest?: number;
+  /** The load generator's own CPU per request while the run was recorded: it shares the machine's cores with what it measures. */
+  clientMsPerRequest?: number;
 }
 
 const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? 0;
@@ -57,7 +59,10 @@ export async function withDatabaseCpu(
 ): Promise<Figures> {
   const before = databaseCpuMs?.();
   const serverBefore = serverCpuMs?.();
+  const client = process.cpuUsage();
   const figures = await recorded();
+  const clientUsage = process.cpuUsage(client);
+  if (figures.requests) figures.clientMsPerRequest = (clientUsage.user + clientUsage.system) / 1000 / figures.requests;
   const after = before === undefined ? undefined : databaseCpuMs?.();
   const serverAfter = serverBefore === undefined ? undefined : serverCpuMs?.();
   if (before !== undefined && after !== undefined && figures.requests) figures.databaseMsPerRequest = (after - before) / figures.requests;

@@ -21,6 +21,13 @@ interface Family {
   series: Map<string, Series>;
 }
 
+/** A data point of an EMF document (a single value, or one of a metric's list); anything but a number is not one. */
+function addValue(series: Series, value: unknown): void {
+  if (typeof value !== 'number') return;
+  series.sum += value;
+  series.count++;
+}
+
 const snake = (name: string) => name.replace(/([a-z0-9])([A-Z])/g, '$1_$2').toLowerCase();
 const labelText = (labels: Record<string, string>) =>
   Object.entries(labels)
@@ -57,16 +64,13 @@ export function metricsRegistry() {
       const sets = directive.Dimensions.map((dimensionSet) => labelSetOf(dimensionSet, document));
       for (const metric of directive.Metrics) {
         const raw = document[metric.Name];
-        const values = (Array.isArray(raw) ? raw : [raw]).filter((value): value is number => typeof value === 'number');
         let family = families.get(metric.Name);
         if (!family) families.set(metric.Name, (family = { name: metric.Name, unit: metric.Unit, series: new Map() }));
         for (const { labels, key } of sets) {
           let series = family.series.get(key);
           if (!series) family.series.set(key, (series = { labels, sum: 0, count: 0 }));
-          for (const value of values) {
-            series.sum += value;
-            series.count++;
-          }
+          if (Array.isArray(raw)) for (const value of raw) addValue(series, value);
+          else addValue(series, raw);
         }
       }
     }

@@ -4,9 +4,9 @@ import { jsonResponse } from '@hatchery/functions/middleware/json-response';
 type Request = Parameters<NonNullable<ReturnType<typeof jsonResponse>['after']>>[0];
 
 /** The body jsonResponse writes for what a handler returned. */
-function bodyFor(value: unknown): string {
+function bodyFor(value: unknown, options?: Parameters<typeof jsonResponse>[0]): string {
   const request = { response: value } as unknown as Request;
-  void jsonResponse().after!(request);
+  void jsonResponse(options).after!(request);
   return (request.response as { body: string }).body;
 }
 
@@ -30,5 +30,10 @@ describe('the JSON response (null values are omitted)', () => {
   it('writes a value without nulls exactly as JSON.stringify does', () => {
     const value = { name: 'null', list: [1, 'x'], flag: false };
     expect(bodyFor(value)).toBe(JSON.stringify(value));
+  });
+
+  it('writes an output declared null-free (a list page) as JSON.stringify does, with no scan', () => {
+    const page = { items: [{ tokenId: '1', attributes: { health: 3 } }], totalCount: 1, page: 1, pageSize: 20 };
+    expect(bodyFor(page, { nullFree: true })).toBe(JSON.stringify(page));
   });
 });

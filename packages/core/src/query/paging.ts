@@ -78,13 +78,6 @@ export async function readPage<Item = unknown>(
   counts: CountCache = listCounts,
 ): Promise<Page<Item>> {
   const statements = pageStatements(source, request, serverConditions);
-  const page = (items: Item[], totalCount: number, nextCursor?: string): Page<Item> => ({
-    items,
-    totalCount,
-    page: request.page,
-    pageSize: request.pageSize,
-    ...(nextCursor !== undefined && { nextCursor }),
-  });
   try {
     const read = await queryValues(statements.page.text, statements.page.values);
     const more = read.length > request.pageSize;
@@ -104,9 +97,16 @@ export async function readPage<Item = unknown>(
           return Number(row?.total_count ?? 0);
         }),
       );
-    return page(items, totalCount, nextCursor);
+    return pageOf(request, items, totalCount, nextCursor);
   } catch (error) {
-    if (isMissingRelation(error)) return page([], 0);
+    if (isMissingRelation(error)) return pageOf(request, [], 0);
     throw error;
   }
+}
+
+/** The envelope; `nextCursor` only while more rows follow (a member set to undefined would still be one). */
+function pageOf<Item>(request: PageQuery, items: Item[], totalCount: number, nextCursor?: string): Page<Item> {
+  const page: Page<Item> = { items, totalCount, page: request.page, pageSize: request.pageSize };
+  if (nextCursor !== undefined) page.nextCursor = nextCursor;
+  return page;
 }

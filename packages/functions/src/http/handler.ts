@@ -71,7 +71,7 @@ export function httpHandler<R extends HttpRoute, T>(
   chain.use(httpCaching(route));
   // Also before jsonResponse, for the same reason; its read of the index's position is cached, so it costs a refused request nothing.
   if (indexedRead) chain.use(indexedRead.report);
-  if ((route.produces ?? 'application/json') === 'application/json') chain.use(jsonResponse());
+  if ((route.produces ?? 'application/json') === 'application/json') chain.use(jsonResponse({ nullFree: route.list !== undefined }));
   chain.use(routerOnly());
   if (route.refusesOtherOrigins) chain.use(allowedOriginOnly());
   chain.use(limitBodySize());

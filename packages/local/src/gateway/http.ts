@@ -65,9 +65,10 @@ export function toEventV2(request: IncomingMessage, url: URL, matched: MatchedRo
         .map((cookie) => cookie.trim())
         .filter(Boolean)
     : undefined;
-  const textual = textualContent.test(headers['content-type'] ?? 'application/json');
+  const textual = body === undefined || textualContent.test(headers['content-type'] ?? 'application/json');
   const now = new Date();
-  const sourceIp = request.socket.remoteAddress?.replace(/^::ffff:/, '') ?? '127.0.0.1';
+  const remote = request.socket.remoteAddress;
+  const sourceIp = remote === undefined ? '127.0.0.1' : remote.startsWith('::ffff:') ? remote.slice(7) : remote;
   return {
     version: '2.0',
     routeKey: matched.routeKey,

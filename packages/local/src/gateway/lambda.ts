@@ -46,22 +46,24 @@ export function loadHandler(reference: string): Promise<LambdaHandler> {
   return handler;
 }
 
+const noop = () => undefined;
+
 /** A Lambda context good enough for Middy: a request id and a deadline. */
 export function lambdaContext(functionName: string, timeoutMs = 30_000): Context {
   const deadline = Date.now() + timeoutMs;
-  const awsRequestId = randomUUID();
   return {
     callbackWaitsForEmptyEventLoop: false,
     functionName,
     functionVersion: '$LATEST',
     invokedFunctionArn: `arn:aws:lambda:local:000000000000:function:${functionName}`,
     memoryLimitInMB: '1024',
-    awsRequestId,
+    awsRequestId: randomUUID(),
     logGroupName: `/aws/lambda/${functionName}`,
     logStreamName: 'local',
+    // Called unbound (Middy takes it off the context), so a closure over the deadline.
     getRemainingTimeInMillis: () => Math.max(0, deadline - Date.now()),
-    done: () => undefined,
-    fail: () => undefined,
-    succeed: () => undefined,
+    done: noop,
+    fail: noop,
+    succeed: noop,
   };
 }

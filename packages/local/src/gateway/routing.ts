@@ -8,6 +8,7 @@ export interface MatchedRoute {
 
 interface CompiledRoute {
   route: HttpRoute;
+  routeKey: string;
   pattern: RegExp;
   names: string[];
   /** API Gateway prefers literal segments over parameters, and parameters over a greedy tail. */
@@ -35,14 +36,22 @@ function compile(route: HttpRoute): CompiledRoute {
       return segment.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
     })
     .join('/');
-  return { route, pattern: new RegExp(`^${source}$`), names, rank };
+  return { route, routeKey: `${route.method} ${route.path}`, pattern: new RegExp(`^${source}$`), names, rank };
 }
 
 /** Picks the route API Gateway would: the most specific path, an exact method over ANY. */
 export function createRouter(routes: readonly HttpRoute[]) {
   const compiled = routes.map(compile).sort((a, b) => b.rank - a.rank);
+  // A path of literal segments only is the most specific route there is for its method: found without trying the patterns.
+  const literal = new Map<string, MatchedRoute>();
+  for (const { route, routeKey, names } of compiled) {
+    if (names.length === 0 && route.method !== 'ANY') literal.set(routeKey, { route, routeKey, pathParameters: undefined });
+  }
+  const methods = (method: string) => (method === 'ANY' ? ['ANY'] : [method, 'ANY']);
   return (method: string, path: string): MatchedRoute | undefined => {
-    for (const wanted of [method, 'ANY']) {
+    const exact = literal.get(`${method} ${path}`);
+    if (exact) return exact;
+    for (const wanted of methods(method)) {
       for (const candidate of compiled) {
         if (candidate.route.method !== wanted) continue;
         const match = candidate.pattern.exec(path);
@@ -56,7 +65,7 @@ export function createRouter(routes: readonly HttpRoute[]) {
         });
         return {
           route: candidate.route,
-          routeKey: `${candidate.route.method} ${candidate.route.path}`,
+          routeKey: candidate.routeKey,
           pathParameters: candidate.names.length ? Object.fromEntries(candidate.names.map((name, i) => [name, values[i]!])) : undefined,
         };
       }

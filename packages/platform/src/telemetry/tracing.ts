@@ -178,6 +178,8 @@ function traceHeader(): Record<string, string> {
 
 let coldStart = true;
 
+const untraced = { end: () => undefined };
+
 /**
  * Opens the handler's subsegment for this invocation, under Lambda's facade
  * segment, when tracing is on and the request is sampled; its `end` closes
@@ -188,7 +190,7 @@ export function startInvocationTrace(): { end(error?: unknown): void } {
   coldStart = false;
   current.reset();
   const trace = tracingEnabled ? traceHeader() : {};
-  if (!trace.Root || !trace.Parent || trace.Sampled !== '1') return { end: () => undefined };
+  if (!trace.Root || !trace.Parent || trace.Sampled !== '1') return untraced;
   const started = Date.now();
   const subsegment: Parent = { traceId: trace.Root, id: newId(), children: [] };
   current.get().parent = subsegment;
@@ -212,9 +214,18 @@ export function startInvocationTrace(): { end(error?: unknown): void } {
 }
 
 /** Runs `work` in a subsegment of the invocation's handler subsegment (a database round trip, an AWS call), recording its error. */
-export async function traced<T>(name: string, work: () => Promise<T>, details: TraceDetails = {}): Promise<T> {
+export function traced<T>(name: string, work: () => Promise<T>, details?: TraceDetails): Promise<T> {
   const parent = tracingEnabled ? current.get().parent : undefined;
-  if (!parent) return work();
+  if (parent) return tracedIn(parent, name, work, details ?? {});
+  // Most calls are not sampled: their own promise, not one more around it (a throw still becomes a rejection, as before).
+  try {
+    return work();
+  } catch (error) {
+    return Promise.reject(error);
+  }
+}
+
+async function tracedIn<T>(parent: Parent, name: string, work: () => Promise<T>, details: TraceDetails): Promise<T> {
   const started = Date.now();
   const record = (extra: Partial<Subsegment> = {}) => {
     const subsegment: Subsegment = {
