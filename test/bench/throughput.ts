@@ -74,7 +74,7 @@ export const throughputBench: BenchSection = async ({ stack, concurrency, durati
       const baseline = await measureInChild({ kind: 'http', url: minimal, concurrency, durationMs, postgresPid, serverPid: server.pid });
       const µs = (ms: number | undefined) => (ms === undefined ? '-' : (ms * 1000).toFixed(0));
       cpu.push(
-        `  ${name.padEnd(44)} server ${µs(gateway.serverMsPerRequest)} µs beside ${µs(baseline.serverMsPerRequest)}, PostgreSQL ${µs(gateway.databaseMsPerRequest)} µs beside ${µs(baseline.databaseMsPerRequest)}`,
+        `  ${name.padEnd(44)} server ${µs(gateway.serverMsPerRequest)} µs beside ${µs(baseline.serverMsPerRequest)}, PostgreSQL ${µs(gateway.databaseMsPerRequest)} µs beside ${µs(baseline.databaseMsPerRequest)}, load generator ${µs(gateway.clientMsPerRequest)} µs beside ${µs(baseline.clientMsPerRequest)}`,
       );
       rows.push({ name, gateway, baseline, baselineName: `a minimal node:http + pg server running the same statements, concurrency ${concurrency}` });
       const rps = gateway.rps / baseline.rps;

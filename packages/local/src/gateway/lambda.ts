@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { pathToFileURL } from 'node:url';
 import { InvokeStore, InvokeStoreBase } from '@aws/lambda-invoke-store';
 import type { Context } from 'aws-lambda';
+import { ConcurrentInvokeStore } from './invoke-store';
 
 export type LambdaHandler = (event: unknown, context: Context) => Promise<unknown>;
 
@@ -12,6 +13,9 @@ const loaded = new Map<string, Promise<LambdaHandler>>();
 // Declared when this runtime is loaded, before any invocation-scoped state is first used (it reads this once).
 process.env.AWS_LAMBDA_MAX_CONCURRENCY ??= '1000';
 
+// Provided as Lambda's runtime provides its own, before anything asks for it; the library hands out the one provided.
+const runtime = ((globalThis as { awslambda?: { InvokeStore?: InvokeStoreBase } }).awslambda ??= {});
+runtime.InvokeStore ??= new ConcurrentInvokeStore();
 // Made with the variable, as Lambda's runtime makes it: Powertools' invocation-scoped state (log keys, metrics) throws without it, even outside an invocation.
 const store = InvokeStore.getInstanceAsync(true);
 await store;
