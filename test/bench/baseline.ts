@@ -2,6 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
 import { repositoryRoot } from '../support/bundles';
 import type { Probe } from '../support/bundles';
+import { median } from './measure';
 
 /** Another commit's packages, exported from git into `dir` (no checkout, no change to the repository); its short hash. */
 export function exportBaseline(dir: string, ref: string): string {
@@ -10,8 +11,6 @@ export function exportBaseline(dir: string, ref: string): string {
   execFileSync('sh', ['-c', `git archive ${commit} packages | tar -x -C ${JSON.stringify(dir)}`], { cwd: repositoryRoot });
   return commit;
 }
-
-const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
 
 /** The median of several fresh processes' figures, or the first failure. */
 export function summarize(probes: Probe[]): Probe {

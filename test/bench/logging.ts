@@ -1,6 +1,7 @@
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import type { BenchSection } from './context';
+import { median } from './measure';
 
 const run = promisify(execFile);
 const candidates = ['service logger (Powertools)', 'pino (mixin + redact)', 'pino (child per request)', 'Powertools Logger (appendKeys)'];
@@ -8,7 +9,6 @@ const candidates = ['service logger (Powertools)', 'pino (mixin + redact)', 'pin
 /** CPU per request line of each logger candidate, each in fresh processes writing to /dev/null; the median of BENCH_LOGGING_RUNS (default 5). */
 export async function measureLogging(runs = Number(process.env.BENCH_LOGGING_RUNS ?? 5), requests = 20_000) {
   const rows: { candidate: string; cpuUs: number; wallUs: number }[] = [];
-  const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
   for (const candidate of candidates) {
     const samples: { cpuUs: number; wallUs: number }[] = [];
     // Interleaved runs would be fairer on a busy machine, but each candidate's process is short; median of several is enough.

@@ -15,6 +15,9 @@ export interface Figures {
   clientMsPerRequest?: number;
 }
 
+/** The middle value (the upper of the two middle ones for an even count). */
+export const median = (values: number[]): number => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
+
 const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? 0;
 
 /** Runs `operation` from `concurrency` loops for `durationMs` after a warm-up, and reports throughput and latency. */

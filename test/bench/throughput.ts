@@ -7,7 +7,7 @@ import { keyColumn } from '@hatchery/core/query/cursor';
 import { buildPageStatements, pageQuerySchema, type ListSource, type ServerConditions } from '@hatchery/core/query/page-query';
 import { loadAverage, type BenchSection } from './context';
 import { wallet } from './indexed';
-import { httpGet, measureInChild, printTable, type Row } from './measure';
+import { httpGet, measureInChild, median, printTable, type Figures, type Row } from './measure';
 import { countCacheLimits } from '@hatchery/core/query/count-cache';
 
 interface Case {
@@ -25,6 +25,26 @@ const cases: Case[] = [
 ];
 
 const goals = { rps: 0.85, p99: 1.3 };
+
+/** Runs of each side per case, alternating (BENCH_THROUGHPUT_ROUNDS). */
+const rounds = Number(process.env.BENCH_THROUGHPUT_ROUNDS ?? 3);
+
+/** A side's rounds as one figure: the median of their rates and percentiles, each CPU per request over all their requests. */
+function pooled(runs: Figures[]): Figures {
+  const requests = runs.reduce((sum, run) => sum + run.requests, 0);
+  const perRequest = (pick: (run: Figures) => number | undefined) =>
+    runs.every((run) => pick(run) !== undefined) ? runs.reduce((sum, run) => sum + pick(run)! * run.requests, 0) / requests : undefined;
+  return {
+    requests,
+    rps: median(runs.map((run) => run.rps)),
+    p50Ms: median(runs.map((run) => run.p50Ms)),
+    p99Ms: median(runs.map((run) => run.p99Ms)),
+    errors: runs.reduce((sum, run) => sum + run.errors, 0),
+    databaseMsPerRequest: perRequest((run) => run.databaseMsPerRequest),
+    serverMsPerRequest: perRequest((run) => run.serverMsPerRequest),
+    clientMsPerRequest: perRequest((run) => run.clientMsPerRequest),
+  };
+}
 
 /** A minimal node:http + pg server answering each case's path with the statements Hatchery runs for it. */
 function startMinimalServer(databaseUrl: string, concurrency: number) {
@@ -65,18 +85,30 @@ export const throughputBench: BenchSection = async ({ stack, concurrency, durati
     for (const { name, path } of cases) {
       const url = `${stack.url}${path}`;
       const minimal = `http://127.0.0.1:${port}${path}`;
-      const ours = JSON.parse(await httpGet(url)) as { items: unknown[] };
-      const theirs = JSON.parse(await httpGet(minimal)) as { items: unknown[] };
+      const ourPage = JSON.parse(await httpGet(url)) as { items: unknown[] };
+      const theirPage = JSON.parse(await httpGet(minimal)) as { items: unknown[] };
       // The minimal server answers the rows as they come; Hatchery shapes them (nested attributes), so only their number is compared.
-      if (ours.items.length !== theirs.items.length) throw new Error(`${name}: the minimal server answers another page than ${path}`);
-      // This process runs the local stack: the gateway, the handlers in-process, and the listener, idle here.
-      const gateway = await measureInChild({ kind: 'http', url, concurrency, durationMs, postgresPid, serverPid: process.pid });
-      const baseline = await measureInChild({ kind: 'http', url: minimal, concurrency, durationMs, postgresPid, serverPid: server.pid });
+      if (ourPage.items.length !== theirPage.items.length) throw new Error(`${name}: the minimal server answers another page than ${path}`);
+      // Interleaved, so that a drift of the machine over the section weighs on both sides alike.
+      const ours: Figures[] = [];
+      const theirs: Figures[] = [];
+      for (let round = 0; round < rounds; round++) {
+        // This process runs the local stack: the gateway, the handlers in-process, and the listener, idle here.
+        ours.push(await measureInChild({ kind: 'http', url, concurrency, durationMs, postgresPid, serverPid: process.pid }));
+        theirs.push(await measureInChild({ kind: 'http', url: minimal, concurrency, durationMs, postgresPid, serverPid: server.pid }));
+      }
+      const gateway = pooled(ours);
+      const baseline = pooled(theirs);
       const µs = (ms: number | undefined) => (ms === undefined ? '-' : (ms * 1000).toFixed(0));
       cpu.push(
         `  ${name.padEnd(44)} server ${µs(gateway.serverMsPerRequest)} µs beside ${µs(baseline.serverMsPerRequest)}, PostgreSQL ${µs(gateway.databaseMsPerRequest)} µs beside ${µs(baseline.databaseMsPerRequest)}, load generator ${µs(gateway.clientMsPerRequest)} µs beside ${µs(baseline.clientMsPerRequest)}`,
       );
-      rows.push({ name, gateway, baseline, baselineName: `a minimal node:http + pg server running the same statements, concurrency ${concurrency}` });
+      rows.push({
+        name,
+        gateway,
+        baseline,
+        baselineName: `a minimal node:http + pg server running the same statements, concurrency ${concurrency}; each side the median of ${rounds} interleaved runs`,
+      });
       const rps = gateway.rps / baseline.rps;
       const p99 = gateway.p99Ms / baseline.p99Ms;
       verdicts.push(

@@ -11,6 +11,7 @@ import { httpEvent, repositoryRoot, stackBacking, tracingEnvironment, xrayDaemon
 import { loadAverage, type BenchSection } from './context';
 import { printTopFrames, type CpuProfile } from './cpu-profile';
 import { wallet } from './indexed';
+import { median } from './measure';
 
 /** Runs a probe process to its end; within ten minutes, or it is killed and the bench fails. */
 function runProbe(command: string, args: string[], options: SpawnOptions): Promise<void> {
@@ -69,8 +70,6 @@ interface Target {
   taskRoot: string;
   pg: string;
 }
-
-const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
 
 /** Each read handler's bundle: the deploy's build (test/infra/sst/build-handler.ts, SST's) with pg external, and a source map. */
 async function buildTargets(dir: string): Promise<Target[]> {
