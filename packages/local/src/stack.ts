@@ -110,8 +110,8 @@ export async function startStack(options: StackOptions): Promise<RunningStack> {
     for (const cleanup of cleanups.splice(0).reverse()) await cleanup().catch(() => undefined);
   };
   try {
-    // Before any AWS SDK call asks for Lambda's invoke store, so the concurrent kind is the one made.
-    await invokeStore();
+    // Before any AWS SDK call asks for Lambda's invoke store, so the concurrent kind is the one there.
+    invokeStore();
     const claim = await claimDataDir(options.dataDir);
     cleanups.push(claim.release);
     if (claim.orphanStopped) logger().warn({ pid: claim.orphanStopped }, 'stopped a PostgreSQL server that a killed Hatchery had left running on this data');

@@ -2,8 +2,8 @@ let copied = false;
 
 /**
  * Makes `process.env` a plain object holding the same variables, once per
- * process. Each read of Node's own `process.env` calls into its C++ side
- * (about 0.2 µs), and Powertools reads AWS_LAMBDA_MAX_CONCURRENCY there at
+ * process. Each read of Node's own `process.env` calls into its C++ side,
+ * and Powertools reads AWS_LAMBDA_MAX_CONCURRENCY there at
  * every access of its invocation-scoped state, to learn whether invocations
  * share the instance: dozens of times a request. A Lambda instance's
  * environment is fixed when it starts, and what changes it afterwards (the

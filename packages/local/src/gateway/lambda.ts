@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { pathToFileURL } from 'node:url';
-import { InvokeStore, InvokeStoreBase } from '@aws/lambda-invoke-store';
+import { InvokeStoreBase } from '@aws/lambda-invoke-store';
 import type { Context } from 'aws-lambda';
 import { ConcurrentInvokeStore } from './invoke-store';
 
@@ -13,19 +13,17 @@ const loaded = new Map<string, Promise<LambdaHandler>>();
 // Declared when this runtime is loaded, before any invocation-scoped state is first used (it reads this once).
 process.env.AWS_LAMBDA_MAX_CONCURRENCY ??= '1000';
 
-// Provided as Lambda's runtime provides its own, before anything asks for it; the library hands out the one provided.
+// Provided with the variable, as Lambda's runtime provides its own, before anything asks for it (the library and Powertools take
+// the one provided): Powertools' invocation-scoped state (log keys, metrics) throws without it, even outside an invocation.
 const runtime = ((globalThis as { awslambda?: { InvokeStore?: InvokeStoreBase } }).awslambda ??= {});
-runtime.InvokeStore ??= new ConcurrentInvokeStore();
-// Made with the variable, as Lambda's runtime makes it: Powertools' invocation-scoped state (log keys, metrics) throws without it, even outside an invocation.
-const store = InvokeStore.getInstanceAsync(true);
-await store;
+const store: InvokeStoreBase = (runtime.InvokeStore ??= new ConcurrentInvokeStore());
 
 /**
  * The local gateway runs concurrent invocations in one process, as Lambda's
  * runtime does when AWS_LAMBDA_MAX_CONCURRENCY is set: each in its own invoke
  * store context, where Powertools keeps that invocation's metrics apart.
  */
-export function invokeStore(): Promise<InvokeStoreBase> {
+export function invokeStore(): InvokeStoreBase {
   return store;
 }
 
@@ -40,10 +38,10 @@ export function loadHandler(reference: string): Promise<LambdaHandler> {
     const dot = reference.lastIndexOf('.');
     const file = new URL(`${reference.slice(0, dot)}.ts`, repositoryRoot);
     const exportName = reference.slice(dot + 1);
-    handler = Promise.all([invokeStore(), import(pathToFileURL(file.pathname).href)]).then(([contexts, module]: [InvokeStoreBase, Record<string, unknown>]) => {
+    handler = import(pathToFileURL(file.pathname).href).then((module: Record<string, unknown>) => {
       const fn = module[exportName];
       if (typeof fn !== 'function') throw new Error(`${reference} does not export a function`);
-      return inInvokeContext(fn as LambdaHandler, contexts);
+      return inInvokeContext(fn as LambdaHandler, store);
     });
     loaded.set(reference, handler);
   }

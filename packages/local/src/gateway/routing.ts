@@ -47,11 +47,10 @@ export function createRouter(routes: readonly HttpRoute[]) {
   for (const { route, routeKey, names } of compiled) {
     if (names.length === 0 && route.method !== 'ANY') literal.set(routeKey, { route, routeKey, pathParameters: undefined });
   }
-  const methods = (method: string) => (method === 'ANY' ? ['ANY'] : [method, 'ANY']);
   return (method: string, path: string): MatchedRoute | undefined => {
     const exact = literal.get(`${method} ${path}`);
     if (exact) return exact;
-    for (const wanted of methods(method)) {
+    for (const wanted of [method, 'ANY']) {
       for (const candidate of compiled) {
         if (candidate.route.method !== wanted) continue;
         const match = candidate.pattern.exec(path);
