@@ -18,7 +18,8 @@ export interface Figures {
 /** The middle value (the upper of the two middle ones for an even count). */
 export const median = (values: number[]): number => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
 
-const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? 0;
+/** The value below which `p`% of `sorted` (ascending) falls. */
+export const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? 0;
 
 /** Runs `operation` from `concurrency` loops for `durationMs` after a warm-up, and reports throughput and latency. */
 export async function measure(

@@ -67,15 +67,22 @@ describe('Ponder’s checkpoint', () => {
       return 'unknown' as const;
     };
     const freshness = cachedFreshness(read, 1000, () => now);
-    await freshness();
+    expect(freshness.settled()).toBeUndefined();
+    const first = freshness();
+    expect(freshness.settled(), 'not before the read has come').toBeUndefined();
+    await first;
+    expect(freshness.settled()).toBe('unknown');
     await freshness();
     expect(reads).toBe(1);
     now = 1000;
+    expect(freshness.settled(), 'not once it is stale').toBeUndefined();
     fail = true;
     await expect(freshness()).rejects.toThrow('down');
+    expect(freshness.settled()).toBeUndefined();
     fail = false;
     await freshness();
     expect(reads).toBe(3);
+    expect(freshness.settled()).toBe('unknown');
   });
 });
 

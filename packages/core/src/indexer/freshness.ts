@@ -43,22 +43,37 @@ export function freshnessHeaders(freshness: Freshness): Readonly<Record<string, 
   return headers;
 }
 
+/** The instance's view of the index: a read shared for `ttlMs`, and what that read found once it has. */
+export interface CachedFreshness {
+  (): Promise<Freshness>;
+  /** The kept read's answer while it is fresh and has come; otherwise undefined, and the call above reads. */
+  settled(): Freshness | undefined;
+}
+
 /**
  * The freshness, read at most once per `ttlMs` per instance: the lists ask
  * for it on every request, and it moves once per block. A read that fails
  * is not kept, so the next request asks again.
  */
-export function cachedFreshness(read: () => Promise<Freshness>, ttlMs: number = freshnessCacheMs, clock: () => number = Date.now) {
-  let kept: { value: Promise<Freshness>; at: number } | undefined;
-  return (): Promise<Freshness> => {
+export function cachedFreshness(read: () => Promise<Freshness>, ttlMs: number = freshnessCacheMs, clock: () => number = Date.now): CachedFreshness {
+  let kept: { value: Promise<Freshness>; at: number; answer?: Freshness } | undefined;
+  const current = (): Promise<Freshness> => {
     const now = clock();
     if (!kept || now - kept.at >= ttlMs) {
-      const value = read();
-      kept = { value, at: now };
-      value.catch(() => {
-        if (kept?.value === value) kept = undefined;
-      });
+      const entry: NonNullable<typeof kept> = { value: read(), at: now };
+      kept = entry;
+      entry.value.then(
+        (answer) => {
+          entry.answer = answer;
+        },
+        () => {
+          if (kept === entry) kept = undefined;
+        },
+      );
     }
     return kept.value;
   };
+  return Object.assign(current, {
+    settled: () => (kept && clock() - kept.at < ttlMs ? kept.answer : undefined),
+  });
 }

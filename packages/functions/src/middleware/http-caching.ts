@@ -1,4 +1,5 @@
 import { hash } from 'node:crypto';
+import { LRUCache } from '@aws-lambda-powertools/commons/utils/lru-cache';
 import type { HttpRoute } from '../routes';
 import type { HttpMiddleware } from './types';
 
@@ -11,6 +12,26 @@ export const publicCacheControl = `public, max-age=0, s-maxage=${sMaxAgeSeconds}
 export const privateCacheControl = 'no-store';
 
 export const entityTag = (body: string): string => `"${hash('sha256', body, 'base64url').slice(0, 27)}"`;
+
+/** Bodies longer than this are hashed every time rather than kept. */
+const rememberedBodyChars = 64 * 1024;
+
+/**
+ * The entity tag of the last body answered at each of a few recent URLs. A
+ * busy list answers the same body at the same URL until the index moves, and
+ * comparing two equal strings costs a fraction of hashing one: a body equal
+ * to the one remembered takes its tag, any other is hashed and remembered.
+ */
+export function entityTags(urls: number) {
+  const last = new LRUCache<string, { body: string; etag: string }>({ maxSize: urls });
+  return (url: string, body: string): string => {
+    const seen = last.get(url);
+    if (seen?.body === body) return seen.etag;
+    const etag = entityTag(body);
+    if (body.length <= rememberedBodyChars) last.add(url, { body, etag });
+    return etag;
+  };
+}
 
 /** RFC 9110 If-None-Match: `*`, or a list of entity tags compared weakly (a W/ prefix is ignored). */
 export function matchesIfNoneMatch(header: string | undefined, etag: string): boolean {
@@ -25,28 +46,32 @@ export function matchesIfNoneMatch(header: string | undefined, etag: string): bo
  * the handler set its own Cache-Control; protected routes get no-store.
  * Problems are left to the problem middleware.
  */
-export const httpCaching = (route: Pick<HttpRoute, 'method' | 'auth' | 'cacheControl'>): HttpMiddleware => ({
-  after: (request) => {
-    const response = request.response;
-    if (response?.statusCode !== 200) return;
-    if (route.cacheControl !== undefined) {
-      (response.headers ??= {})['cache-control'] = route.cacheControl;
-      return;
-    }
-    if (route.auth !== 'none') {
-      (response.headers ??= {})['cache-control'] = privateCacheControl;
-      return;
-    }
-    if (route.method !== 'GET' || typeof response.body !== 'string') return;
-    // A handler that chose its own caching (the docs page and its static files) keeps it.
-    if (response.headers?.['cache-control'] !== undefined) return;
-    const etag = entityTag(response.body);
-    if (matchesIfNoneMatch(request.event.headers?.['if-none-match'], etag)) {
-      request.response = { statusCode: 304, headers: { 'cache-control': publicCacheControl, etag } };
-      return;
-    }
-    const headers = (response.headers ??= {});
-    headers['cache-control'] = publicCacheControl;
-    headers.etag = etag;
-  },
-});
+export const httpCaching = (route: Pick<HttpRoute, 'method' | 'auth' | 'cacheControl'>): HttpMiddleware => {
+  const tagOf = entityTags(32);
+  return {
+    after: (request) => {
+      const response = request.response;
+      if (response?.statusCode !== 200) return;
+      if (route.cacheControl !== undefined) {
+        (response.headers ??= {})['cache-control'] = route.cacheControl;
+        return;
+      }
+      if (route.auth !== 'none') {
+        (response.headers ??= {})['cache-control'] = privateCacheControl;
+        return;
+      }
+      if (route.method !== 'GET' || typeof response.body !== 'string') return;
+      // A handler that chose its own caching (the docs page and its static files) keeps it.
+      if (response.headers?.['cache-control'] !== undefined) return;
+      const { rawPath, rawQueryString } = request.event;
+      const etag = tagOf(rawQueryString ? `${rawPath}?${rawQueryString}` : rawPath, response.body);
+      if (matchesIfNoneMatch(request.event.headers?.['if-none-match'], etag)) {
+        request.response = { statusCode: 304, headers: { 'cache-control': publicCacheControl, etag } };
+        return;
+      }
+      const headers = (response.headers ??= {});
+      headers['cache-control'] = publicCacheControl;
+      headers.etag = etag;
+    },
+  };
+};

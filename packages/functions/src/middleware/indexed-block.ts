@@ -23,8 +23,17 @@ export const indexedRead = (): IndexedRead => {
   const seen = requestState<Freshness>('freshness seen');
   return {
     report: {
-      before: async (request) => {
-        seen.set(request, await currentFreshness().catch((): Freshness => 'unknown'));
+      before: (request) => {
+        // Known already on almost every request: then set at once, with no promise for Middy to wait on.
+        const known = currentFreshness.settled();
+        if (known !== undefined) {
+          seen.set(request, known);
+          return;
+        }
+        return currentFreshness().then(
+          (freshness) => seen.set(request, freshness),
+          () => seen.set(request, 'unknown'),
+        );
       },
       after: (request) => {
         const freshness = seen.get(request);

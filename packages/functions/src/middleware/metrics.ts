@@ -17,14 +17,19 @@ export const publishMetrics = () => logMetrics(metrics(), { captureColdStartMetr
 
 type ResponseMark = 'Responses4xx' | 'Responses5xx' | 'Responses503';
 
+const answered = Object.freeze({ Responses5xx: 0 });
+const refused = Object.freeze({ Responses4xx: 1, Responses5xx: 0 });
+const failed = Object.freeze({ Responses5xx: 1 });
+const unavailable = Object.freeze({ Responses5xx: 1, Responses503: 1 });
+
 /**
  * The figures of one HTTP answer: `Responses5xx` 1 or 0, since the 5xx-rate alarm averages it over
  * requests; the 4xx and 503 marks only when the answer is one, as their rates are their sums over `Requests`.
  */
-export function responseFigures(statusCode: number): Partial<Record<ResponseMark, number>> {
-  if (statusCode < 400) return { Responses5xx: 0 };
-  if (statusCode < 500) return { Responses4xx: 1, Responses5xx: 0 };
-  return statusCode === 503 ? { Responses5xx: 1, Responses503: 1 } : { Responses5xx: 1 };
+export function responseFigures(statusCode: number): Readonly<Partial<Record<ResponseMark, number>>> {
+  if (statusCode < 400) return answered;
+  if (statusCode < 500) return refused;
+  return statusCode === 503 ? unavailable : failed;
 }
 
 /**
@@ -40,11 +45,13 @@ export function requestMetrics<TEvent, TResult extends WithStatus, TContext exte
   route: string,
 ): middy.MiddlewareObj<TEvent, TResult, Error, TContext> {
   const started = requestState<number>('request metrics start');
+  const byRoute = { route };
+  const serviceOnly = {};
   const finish = (request: middy.Request<TEvent, TResult, Error, TContext>) => {
     const database = takeDatabaseUse();
     const target = metrics();
-    target.addDimensions({ route });
-    target.addDimensions({});
+    target.addDimensions(byRoute);
+    target.addDimensions(serviceOnly);
     addMetric('Requests', 1);
     addMetric('Latency', performance.now() - (started.get(request) ?? performance.now()));
     const status = responseFigures(request.response?.statusCode ?? 500);

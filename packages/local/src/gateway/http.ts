@@ -4,7 +4,7 @@ import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from '
 import { toProblem, AppError } from '@hatchery/core/errors';
 import { securityHeaders } from '@hatchery/functions/middleware/security-headers';
 import type { HttpRoute } from '@hatchery/functions/routes';
-import { lambdaContext, loadHandler } from './lambda';
+import { lambdaContext, loadedHandler, loadHandler } from './lambda';
 import { createRouter, type MatchedRoute } from './routing';
 
 /** HTTP API's payload limit is 10 MB; the local gateway keeps a much smaller one since no route takes large bodies. */
@@ -24,7 +24,6 @@ function announcesBody(raw: readonly string[]): boolean {
 }
 
 async function readBody(request: IncomingMessage): Promise<Buffer | undefined> {
-  if (!announcesBody(request.rawHeaders)) return undefined;
   const chunks: Buffer[] = [];
   let size = 0;
   for await (const chunk of request) {
@@ -103,22 +102,29 @@ export function toEventV2(request: IncomingMessage, url: URL, matched: MatchedRo
 
 const hasHeader = (headers: object, wanted: string) => Object.hasOwn(headers, wanted) || Object.keys(headers).some((name) => name.toLowerCase() === wanted);
 
+/** Statuses whose answer has no body, and so no Content-Length from the gateway (RFC 9110 §8.6). */
+const bodiless = (status: number, method: string | undefined) => method === 'HEAD' || status === 204 || status === 304 || status < 200;
+
 /**
- * Applies the 2.0 response rules: a structured result as given; anything else is JSON with status 200. Its
- * headers are set one by one, never copied, and the head is left to `end`, which gives the body its
- * Content-Length, as API Gateway does (a head written before the body would send it chunked).
+ * Applies the 2.0 response rules: a structured result as given; anything else is JSON with status 200. The
+ * body gets its Content-Length, as API Gateway gives it (a head written without one would send it chunked), in
+ * place of any the handler set. The head goes to writeHead as one list of pairs: Node's setHeader keeps a pair
+ * array and a dictionary per response for the same head.
  */
 export function writeResultV2(response: ServerResponse, result: unknown): void {
   const structured =
     typeof result === 'object' && result !== null && 'statusCode' in result
       ? (result as APIGatewayProxyStructuredResultV2)
       : { statusCode: 200, headers: { 'content-type': 'application/json' }, body: JSON.stringify(result) };
-  const headers = structured.headers ?? {};
-  for (const name in headers) response.setHeader(name, String(headers[name]));
-  if (structured.cookies?.length) response.setHeader('set-cookie', structured.cookies);
-  if (!hasHeader(headers, 'content-type')) response.setHeader('content-type', 'application/json');
+  const status = structured.statusCode ?? 200;
   const body = structured.body === undefined ? '' : structured.isBase64Encoded ? Buffer.from(structured.body, 'base64') : structured.body;
-  response.statusCode = structured.statusCode ?? 200;
+  const headers = structured.headers ?? {};
+  const head: string[] = [];
+  for (const name in headers) if (name.toLowerCase() !== 'content-length') head.push(name, String(headers[name]));
+  if (structured.cookies) for (const cookie of structured.cookies) head.push('set-cookie', cookie);
+  if (!hasHeader(headers, 'content-type')) head.push('content-type', 'application/json');
+  if (!bodiless(status, response.req?.method)) head.push('content-length', String(Buffer.byteLength(body)));
+  response.writeHead(status, head);
   response.end(body);
 }
 
@@ -139,9 +145,9 @@ export function httpApi(routes: readonly HttpRoute[]) {
       return;
     }
     try {
-      const body = await readBody(request);
+      const body = announcesBody(request.rawHeaders) ? await readBody(request) : undefined;
       const event = toEventV2(request, url, matched, body);
-      const handler = await loadHandler(matched.route.handler);
+      const handler = loadedHandler(matched.route.handler) ?? (await loadHandler(matched.route.handler));
       const result = await handler(event, lambdaContext(matched.routeKey));
       writeResultV2(response, result);
     } catch (error) {

@@ -9,6 +9,7 @@ export type LambdaHandler = (event: unknown, context: Context) => Promise<unknow
 export const repositoryRoot = new URL('../../../../', import.meta.url);
 
 const loaded = new Map<string, Promise<LambdaHandler>>();
+const ready = new Map<string, LambdaHandler>();
 
 // Declared when this runtime is loaded, before any invocation-scoped state is first used (it reads this once).
 process.env.AWS_LAMBDA_MAX_CONCURRENCY ??= '1000';
@@ -41,11 +42,18 @@ export function loadHandler(reference: string): Promise<LambdaHandler> {
     handler = import(pathToFileURL(file.pathname).href).then((module: Record<string, unknown>) => {
       const fn = module[exportName];
       if (typeof fn !== 'function') throw new Error(`${reference} does not export a function`);
-      return inInvokeContext(fn as LambdaHandler, store);
+      const invoke = inInvokeContext(fn as LambdaHandler, store);
+      ready.set(reference, invoke);
+      return invoke;
     });
     loaded.set(reference, handler);
   }
   return handler;
+}
+
+/** The handler `reference` names once loadHandler has imported it; a request then needs no wait for it. */
+export function loadedHandler(reference: string): LambdaHandler | undefined {
+  return ready.get(reference);
 }
 
 const noop = () => undefined;
