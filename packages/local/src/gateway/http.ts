@@ -54,8 +54,10 @@ export function toEventV2(request: IncomingMessage, url: URL, matched: MatchedRo
     else headers[name] = value;
   }
   // A Map, then fromEntries: every name (`constructor`, `__proto__`) becomes an own property, as in API Gateway's JSON event.
+  const path = url.pathname;
+  const search = url.search;
   const repeated = new Map<string, string>();
-  if (url.search) for (const [key, value] of url.searchParams) repeated.set(key, repeated.has(key) ? `${repeated.get(key)},${value}` : value);
+  if (search) for (const [key, value] of url.searchParams) repeated.set(key, repeated.has(key) ? `${repeated.get(key)},${value}` : value);
   const query: Record<string, string> = Object.fromEntries(repeated);
   const cookies = cookieHeaders.length
     ? cookieHeaders
@@ -71,8 +73,8 @@ export function toEventV2(request: IncomingMessage, url: URL, matched: MatchedRo
   return {
     version: '2.0',
     routeKey: matched.routeKey,
-    rawPath: url.pathname,
-    rawQueryString: url.search.slice(1),
+    rawPath: path,
+    rawQueryString: search.slice(1),
     cookies,
     headers,
     queryStringParameters: Object.keys(query).length ? query : undefined,
@@ -84,7 +86,7 @@ export function toEventV2(request: IncomingMessage, url: URL, matched: MatchedRo
       domainPrefix: (headers.host ?? '127').split('.')[0]!,
       http: {
         method: request.method ?? 'GET',
-        path: url.pathname,
+        path,
         protocol: `HTTP/${request.httpVersion}`,
         sourceIp,
         userAgent: headers['user-agent'] ?? '',
@@ -139,9 +141,10 @@ export function writeProblem(response: ServerResponse, error: unknown, instance:
 export function httpApi(routes: readonly HttpRoute[]) {
   const route = createRouter(routes);
   return async (request: IncomingMessage, response: ServerResponse, url: URL): Promise<void> => {
-    const matched = route(request.method ?? 'GET', url.pathname);
+    const path = url.pathname;
+    const matched = route(request.method ?? 'GET', path);
     if (!matched) {
-      writeProblem(response, new AppError('notFound', 'No route matches this method and path.'), url.pathname);
+      writeProblem(response, new AppError('notFound', 'No route matches this method and path.'), path);
       return;
     }
     try {
@@ -152,7 +155,7 @@ export function httpApi(routes: readonly HttpRoute[]) {
       writeResultV2(response, result);
     } catch (error) {
       // Lambda itself failing (not the handler's own problem+json) is API Gateway's 500.
-      writeProblem(response, error, url.pathname);
+      writeProblem(response, error, path);
     }
   };
 }

@@ -40,7 +40,7 @@ const starting = () =>
 export async function startGateway(options: GatewayOptions): Promise<RunningGateway> {
   const api = httpApi(options.routes);
   const limit = ipRateLimiter(options.ipRequestsPerSecond);
-  const endpoints = Object.entries(options.localEndpoints ?? {});
+  const endpoints = Object.entries(options.localEndpoints ?? {}).map(([prefix, serve]) => ({ prefix, below: `${prefix}/`, serve }));
   const isReady = options.isReady ?? (() => true);
   // Literal paths only: no route with a path parameter is exempt.
   const unlimited = new Set(options.routes.filter((route) => route.ipRateLimited === false).map((route) => `${route.method} ${route.path}`));
@@ -53,13 +53,15 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
       writeProblem(response, new AppError('notFound', 'No route matches this method and path.'), '/');
       return;
     }
-    const endpoint = endpoints.find(([prefix]) => url.pathname === prefix || url.pathname.startsWith(`${prefix}/`));
+    // Each read of a URL's part slices its text anew.
+    const path = url.pathname;
+    const endpoint = endpoints.find(({ prefix, below }) => path === prefix || path.startsWith(below));
     if (endpoint) {
-      Promise.resolve(endpoint[1](request, response, url)).catch((error) => writeProblem(response, error, url.pathname));
+      Promise.resolve(endpoint.serve(request, response, url)).catch((error) => writeProblem(response, error, path));
       return;
     }
     if (!isReady()) {
-      writeProblem(response, starting(), url.pathname);
+      writeProblem(response, starting(), path);
       return;
     }
     if (options.quota && !options.quota.take('http')) {
@@ -67,10 +69,10 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
       writeThrottledHttp(response);
       return;
     }
-    const verdict = unlimited.has(`${request.method} ${url.pathname}`) ? { allowed: true as const } : limit(request.socket.remoteAddress ?? '');
+    const verdict = unlimited.has(`${request.method} ${path}`) ? { allowed: true as const } : limit(request.socket.remoteAddress ?? '');
     if (!verdict.allowed) {
       const error = new AppError('rateLimited', 'Too many requests from this address.', undefined, { 'retry-after': String(verdict.retryAfterSeconds) });
-      writeProblem(response, error, url.pathname);
+      writeProblem(response, error, path);
       return;
     }
     void api(request, response, url);
