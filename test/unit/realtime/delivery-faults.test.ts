@@ -32,6 +32,8 @@ interface ManagementApi {
   applied: Map<string, number>;
   /** Posts answered 429. */
   refused: number;
+  /** Starts the throttle's next one-second window with the next post, as a quiet second would. */
+  newWindow(): void;
 }
 
 /**
@@ -39,9 +41,16 @@ interface ManagementApi {
  * Retry-After beyond); a connection whose id starts with "Gone" is answered 410.
  */
 async function managementApi({ latencyMs = 0, perSecond = Number.POSITIVE_INFINITY } = {}): Promise<ManagementApi> {
-  const api: ManagementApi = { url: '', applied: new Map(), refused: 0 };
   let windowStart = 0;
   let inWindow = 0;
+  const api: ManagementApi = {
+    url: '',
+    applied: new Map(),
+    refused: 0,
+    newWindow: () => {
+      windowStart = Number.NEGATIVE_INFINITY;
+    },
+  };
   const server = createServer(async (request, response: ServerResponse) => {
     for await (const _ of request);
     const id = decodeURIComponent(request.url!.split('/@connections/')[1] ?? '');
@@ -155,6 +164,8 @@ describe('posts refused by an outside throttle', () => {
     await post(inOnePage(ids(150, 'A')), frame, parts, Date.now() + 20_000);
     const refusedFirst = api.refused;
     expect(pace.factor).toBeLessThan(1);
+    // Both shards meet the throttle from the start of a window: what the first left of its last one is timing, not a lesson.
+    api.newWindow();
     await post(inOnePage(ids(150, 'B')), frame, parts, Date.now() + 20_000);
     expect(api.refused - refusedFirst).toBeLessThanOrEqual(refusedFirst);
     expect(twice(api)).toBe(0);

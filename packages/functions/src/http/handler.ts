@@ -1,4 +1,5 @@
 import middy from '@middy/core';
+import { AppError } from '@hatchery/core/errors';
 import type * as z from '@hatchery/platform/schema';
 import { allowedOriginOnly } from '../middleware/allowed-origin';
 import { limitBodySize } from '../middleware/body-size';
@@ -29,6 +30,14 @@ export interface RouteInput<R extends HttpRoute> {
 }
 
 /**
+ * Middy's answer when the invocation nears Lambda's deadline: a 503 problem with Retry-After, through the chain
+ * (logged and counted), rather than Middy's own error, which would be a 500, or Lambda's timeout, which nothing logs.
+ */
+const outOfTime = (): never => {
+  throw new AppError('unavailable', 'The request could not be answered in time; try again shortly.');
+};
+
+/**
  * The Middy chain of every HTTP endpoint: the Lambda context on log lines, trace, metrics, log, nosniff, CORS, problem+json, cache
  * headers, JSON out; then the checks that need no identity (came through the router, origin where the route refuses
  * others, body size, JSON content type), auth when required, validated input.
@@ -50,7 +59,7 @@ export function httpHandler<R extends HttpRoute, T>(
   }
   copyProcessEnvironment();
   const output = requestOutput<HttpEvent, HttpResult, HttpContext>();
-  const chain = middy<HttpEvent, HttpResult, Error, HttpContext>()
+  const chain = middy<HttpEvent, HttpResult, Error, HttpContext>({ timeoutEarlyResponse: outOfTime })
     .use(injectLogContext())
     .use(traceInvocation<HttpEvent, HttpResult, HttpContext>())
     .use(output.release)
