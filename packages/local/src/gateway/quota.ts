@@ -24,12 +24,15 @@ export interface AccountQuota {
   settings(): QuotaSettings;
   /** Requests let through and refused, by kind, since the start or the last reset. */
   stats(): Record<'allowed' | 'throttled', Record<QuotaKind, number>>;
-  /** Requests of `kind` made in each whole second (epoch seconds), let through or refused, since the start or the last reset. */
+  /** Requests of `kind` made in each whole second (epoch seconds) of the last hour, let through or refused, since the start or the last reset. */
   perSecond(kind: QuotaKind): Map<number, number>;
   reset(): void;
 }
 
 const kinds: readonly QuotaKind[] = ['http', 'connect', 'message', 'management'];
+/** How many seconds of per-second counts a quota keeps: a stack left running for days keeps no more. */
+const keptSeconds = 3600;
+
 const zero = () => Object.fromEntries(kinds.map((kind) => [kind, 0])) as Record<QuotaKind, number>;
 
 /**
@@ -49,7 +52,15 @@ export function accountQuota(initial: QuotaSettings = { perSecond: 0, burst: 0 }
       const at = now();
       const second = Math.floor((performance.timeOrigin + at) / 1000);
       const series = seconds.get(kind)!;
-      series.set(second, (series.get(second) ?? 0) + 1);
+      const count = series.get(second);
+      if (count === undefined) {
+        // Seconds go in in order, so the oldest come first.
+        for (const kept of series.keys()) {
+          if (kept > second - keptSeconds) break;
+          series.delete(kept);
+        }
+      }
+      series.set(second, (count ?? 0) + 1);
       if (settings.perSecond > 0) {
         tokens = Math.min(settings.burst, tokens + ((at - updated) / 1000) * settings.perSecond);
         updated = at;
