@@ -102,8 +102,6 @@ export function toEventV2(request: IncomingMessage, url: URL, matched: MatchedRo
   };
 }
 
-const hasHeader = (headers: object, wanted: string) => Object.hasOwn(headers, wanted) || Object.keys(headers).some((name) => name.toLowerCase() === wanted);
-
 /** Statuses whose answer has no body, and so no Content-Length from the gateway (RFC 9110 §8.6). */
 const bodiless = (status: number, method: string | undefined) => method === 'HEAD' || status === 204 || status === 304 || status < 200;
 
@@ -122,9 +120,15 @@ export function writeResultV2(response: ServerResponse, result: unknown): void {
   const body = structured.body === undefined ? '' : structured.isBase64Encoded ? Buffer.from(structured.body, 'base64') : structured.body;
   const headers = structured.headers ?? {};
   const head: string[] = [];
-  for (const name in headers) if (name.toLowerCase() !== 'content-length') head.push(name, String(headers[name]));
+  let typed = false;
+  for (const name in headers) {
+    const lower = name.toLowerCase();
+    if (lower === 'content-length') continue;
+    if (lower === 'content-type') typed = true;
+    head.push(name, String(headers[name]));
+  }
   if (structured.cookies) for (const cookie of structured.cookies) head.push('set-cookie', cookie);
-  if (!hasHeader(headers, 'content-type')) head.push('content-type', 'application/json');
+  if (!typed) head.push('content-type', 'application/json');
   if (!bodiless(status, response.req?.method)) head.push('content-length', String(Buffer.byteLength(body)));
   response.writeHead(status, head);
   response.end(body);
