@@ -34,6 +34,23 @@ async function readBody(request: IncomingMessage): Promise<Buffer | undefined> {
   return chunks.length ? Buffer.concat(chunks) : undefined;
 }
 
+const months = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'];
+const twoDigits = (value: number) => String(value).padStart(2, '0');
+let timeSecond = Number.NaN;
+let timeText = '';
+
+/** The request's time as payload 2.0 writes it (`12/Mar/2020:19:03:58 +0000`), formatted once a second. */
+export function requestTime(epochMs: number): string {
+  const second = Math.floor(epochMs / 1000);
+  if (second !== timeSecond) {
+    const at = new Date(second * 1000);
+    const clock = [at.getUTCHours(), at.getUTCMinutes(), at.getUTCSeconds()].map(twoDigits).join(':');
+    timeText = `${twoDigits(at.getUTCDate())}/${months[at.getUTCMonth()]}/${at.getUTCFullYear()}:${clock} +0000`;
+    timeSecond = second;
+  }
+  return timeText;
+}
+
 /** Builds the payload format 2.0 event API Gateway's HTTP API would send. */
 export function toEventV2(request: IncomingMessage, url: URL, matched: MatchedRoute, body: Buffer | undefined): APIGatewayProxyEventV2 {
   // Every repeated header joined with a bare comma, as payload 2.0 does; Node's `headers` would keep only the first of some
@@ -67,7 +84,7 @@ export function toEventV2(request: IncomingMessage, url: URL, matched: MatchedRo
         .filter(Boolean)
     : undefined;
   const textual = body === undefined || textualContent.test(headers['content-type'] ?? 'application/json');
-  const now = new Date();
+  const now = Date.now();
   const remote = request.socket.remoteAddress;
   const sourceIp = remote === undefined ? '127.0.0.1' : remote.startsWith('::ffff:') ? remote.slice(7) : remote;
   return {
@@ -94,8 +111,8 @@ export function toEventV2(request: IncomingMessage, url: URL, matched: MatchedRo
       requestId: randomUUID(),
       routeKey: matched.routeKey,
       stage: '$default',
-      time: now.toISOString(),
-      timeEpoch: now.getTime(),
+      time: requestTime(now),
+      timeEpoch: now,
     },
     body: body === undefined ? undefined : textual ? body.toString('utf8') : body.toString('base64'),
     isBase64Encoded: body !== undefined && !textual,

@@ -58,9 +58,15 @@ export function loadedHandler(reference: string): LambdaHandler | undefined {
 
 const noop = () => undefined;
 
+/**
+ * The context's clock, called unbound (Middy takes it off the context), so a closure over the deadline. Returned
+ * from a call, not written in the context's literal: esbuild's keepNames (tsx here, as in SST's bundles) names a
+ * function written there with a defineProperty, once per invocation.
+ */
+const remainingUntil = (deadline: number) => () => Math.max(0, deadline - Date.now());
+
 /** A Lambda context good enough for Middy: a request id and a deadline. */
 export function lambdaContext(functionName: string, timeoutMs = 30_000): Context {
-  const deadline = Date.now() + timeoutMs;
   return {
     callbackWaitsForEmptyEventLoop: false,
     functionName,
@@ -70,8 +76,7 @@ export function lambdaContext(functionName: string, timeoutMs = 30_000): Context
     awsRequestId: randomUUID(),
     logGroupName: `/aws/lambda/${functionName}`,
     logStreamName: 'local',
-    // Called unbound (Middy takes it off the context), so a closure over the deadline.
-    getRemainingTimeInMillis: () => Math.max(0, deadline - Date.now()),
+    getRemainingTimeInMillis: remainingUntil(Date.now() + timeoutMs),
     done: noop,
     fail: noop,
     succeed: noop,
