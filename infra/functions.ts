@@ -1,6 +1,7 @@
 import type { DatabaseUrl } from './database';
 import type { Secrets } from './secrets';
 import type { DeploySettings } from './settings';
+import { functionTimeoutSeconds } from '@hatchery/functions/function-timeouts';
 import { lambdaRuntime } from './runtime';
 
 /** What every function of the service gets: the network, the linked resources the configuration reads, and the deploy's settings it reads. */
@@ -29,8 +30,8 @@ export const serviceEnvironment = (settings: DeploySettings) => ({ INDEXER_SCHEM
 
 /** Sizes by kind of work: HTTP handlers answer users; hub handlers answer a ping every 15 s per client; the migrator runs once per deploy. */
 export const sizing = {
-  http: { memory: '1024 MB', timeout: '15 seconds' },
-  hub: { memory: '512 MB', timeout: '10 seconds' },
+  http: { memory: '1024 MB', timeout: `${functionTimeoutSeconds.http} seconds` },
+  hub: { memory: '512 MB', timeout: `${functionTimeoutSeconds.hub} seconds` },
   migrator: { memory: '512 MB', timeout: '5 minutes' },
   /** One full vCPU (1,769 MB): posting (signing each request) is CPU-bound. The timeout is core's fanOutLimits.shardTimeoutMs. */
   fanOut: { memory: '1769 MB', timeout: '5 minutes' },

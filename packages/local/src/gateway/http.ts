@@ -3,6 +3,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
 import { toProblem, AppError } from '@hatchery/core/errors';
 import { securityHeaders } from '@hatchery/functions/middleware/security-headers';
+import { functionTimeoutSeconds } from '@hatchery/functions/function-timeouts';
 import type { HttpRoute } from '@hatchery/functions/routes';
 import { lambdaContext, loadedHandler, loadHandler } from './lambda';
 import { createRouter, type MatchedRoute } from './routing';
@@ -172,7 +173,7 @@ export function httpApi(routes: readonly HttpRoute[]) {
       const body = announcesBody(request.rawHeaders) ? await readBody(request) : undefined;
       const event = toEventV2(request, url, matched, body);
       const handler = loadedHandler(matched.route.handler) ?? (await loadHandler(matched.route.handler));
-      const result = await handler(event, lambdaContext(matched.routeKey));
+      const result = await handler(event, lambdaContext(matched.routeKey, functionTimeoutSeconds.http * 1000));
       writeResultV2(response, result);
     } catch (error) {
       // Lambda itself failing (not the handler's own problem+json) is API Gateway's 500.

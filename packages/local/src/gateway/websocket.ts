@@ -6,6 +6,7 @@ import { AppError, toProblem } from '@hatchery/core/errors';
 import { securityHeaders } from '@hatchery/functions/middleware/security-headers';
 import { logger } from '@hatchery/platform/telemetry/logger';
 import type { WsEvent, WsResult, WsRoute } from '@hatchery/functions/routes/realtime';
+import { functionTimeoutSeconds } from '@hatchery/functions/function-timeouts';
 import { lambdaContext, loadHandler } from './lambda';
 import { throttledBody, type AccountQuota } from './quota';
 import { webSocketApiQuotas } from '@hatchery/platform/aws/websocket-api';
@@ -116,7 +117,7 @@ export function websocketApi(options: { path: string; routes: readonly WsRoute[]
     const route = options.routes.find((candidate) => candidate.routeKey === routeKey);
     if (!route) return { statusCode: 200 };
     const handler = await loadHandler(route.handler);
-    return handler(event, lambdaContext(routeKey));
+    return handler(event, lambdaContext(routeKey, functionTimeoutSeconds.hub * 1000));
   }
 
   /** A route with a route response sends the body its function returned back to the caller, as API Gateway does. */
