@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { requestTime } from '@hatchery/local/gateway/http';
+import { requestTime } from '@hatchery/local/gateway/request-time';
 
 describe('the request time of the local gateway’s events', () => {
-  it('is written as payload 2.0 writes it, in UTC, and follows the clock from one second to the next', () => {
+  it('is written as API Gateway writes it, in UTC, and follows the clock from one second to the next', () => {
     const at = Date.UTC(2020, 2, 12, 19, 3, 58, 390);
     expect(requestTime(at)).toBe('12/Mar/2020:19:03:58 +0000');
     expect(requestTime(at + 600)).toBe('12/Mar/2020:19:03:58 +0000');

@@ -6,6 +6,7 @@ import { securityHeaders } from '@hatchery/functions/middleware/security-headers
 import { functionTimeoutSeconds } from '@hatchery/functions/function-timeouts';
 import type { HttpRoute } from '@hatchery/functions/routes';
 import { lambdaContext, loadedHandler, loadHandler } from './lambda';
+import { requestTime } from './request-time';
 import { createRouter, type MatchedRoute } from './routing';
 
 /** HTTP API's payload limit is 10 MB; the local gateway keeps a much smaller one since no route takes large bodies. */
@@ -33,23 +34,6 @@ async function readBody(request: IncomingMessage): Promise<Buffer | undefined> {
     chunks.push(chunk as Buffer);
   }
   return chunks.length ? Buffer.concat(chunks) : undefined;
-}
-
-const months = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'];
-const twoDigits = (value: number) => String(value).padStart(2, '0');
-let timeSecond = Number.NaN;
-let timeText = '';
-
-/** The request's time as payload 2.0 writes it (`12/Mar/2020:19:03:58 +0000`), formatted once a second. */
-export function requestTime(epochMs: number): string {
-  const second = Math.floor(epochMs / 1000);
-  if (second !== timeSecond) {
-    const at = new Date(second * 1000);
-    const clock = [at.getUTCHours(), at.getUTCMinutes(), at.getUTCSeconds()].map(twoDigits).join(':');
-    timeText = `${twoDigits(at.getUTCDate())}/${months[at.getUTCMonth()]}/${at.getUTCFullYear()}:${clock} +0000`;
-    timeSecond = second;
-  }
-  return timeText;
 }
 
 /** Builds the payload format 2.0 event API Gateway's HTTP API would send. */

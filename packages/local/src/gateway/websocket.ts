@@ -9,6 +9,7 @@ import type { WsEvent, WsResult, WsRoute } from '@hatchery/functions/routes/real
 import { functionTimeoutSeconds } from '@hatchery/functions/function-timeouts';
 import { lambdaContext, loadHandler } from './lambda';
 import { throttledBody, type AccountQuota } from './quota';
+import { requestTime } from './request-time';
 import { webSocketApiQuotas } from '@hatchery/platform/aws/websocket-api';
 
 /** A client connected to the local WebSocket API; the management API reads these. */
@@ -35,14 +36,8 @@ type Identity = Pick<LiveConnection, 'id' | 'connectedAt' | 'sourceIp' | 'userAg
 /** API Gateway's connection ids: 16 characters of base64, often ending in `=`, so they need encoding in a URL. */
 const newConnectionId = () => `${randomBytes(11).toString('base64').slice(0, 15)}=`;
 
-/** API Gateway's requestTime: 09/Apr/2020:18:03:43 +0000 */
-function requestTime(date: Date): string {
-  const [, day, month, year, time] = /^\w+, (\d+) (\w+) (\d+) ([\d:]+)/.exec(date.toUTCString()) ?? [];
-  return `${day}/${month}/${year}:${time} +0000`;
-}
-
 function requestContext(connection: Identity, routeKey: RouteKey, stage: string, apiId: string): WsEvent['requestContext'] {
-  const now = new Date();
+  const now = Date.now();
   const eventType = ({ $connect: 'CONNECT', $disconnect: 'DISCONNECT', $default: 'MESSAGE' } as const)[routeKey];
   return {
     routeKey,
@@ -53,7 +48,7 @@ function requestContext(connection: Identity, routeKey: RouteKey, stage: string,
     messageDirection: 'IN',
     stage,
     connectedAt: connection.connectedAt,
-    requestTimeEpoch: now.getTime(),
+    requestTimeEpoch: now,
     identity: { sourceIp: connection.sourceIp, userAgent: connection.userAgent },
     requestId: randomUUID(),
     domainName: connection.domainName,
