@@ -38,6 +38,9 @@ export function db(): pg.Pool {
     });
     // An idle client losing its server must not crash the process; the next query reconnects.
     pool.on('error', (error) => logger().warn({ err: error.message }, 'idle database client failed'));
+    // Nor may a checked-out one: an 'error' event nobody listens for ends the process, and one can come in the same read
+    // that frees the client. Its pending statement fails with the same failure, which its caller handles.
+    pool.on('connect', (client) => client.on('error', ignoreLostConnection));
   }
   return pool;
 }
@@ -85,25 +88,41 @@ export function retryFits(elapsedMs: number, delayMs: number): boolean {
  * failures (a restart, a dropped connection) are retried, a database that
  * times out is reported unavailable at once.
  */
-export async function withRetry<T>(work: () => Promise<T>): Promise<T> {
+export function withRetry<T>(work: () => Promise<T>): Promise<T> {
   const started = performance.now();
+  const record = () => recordDatabaseTime(performance.now() - started);
+  // The first attempt, which almost always succeeds, continues as it is; only its failure enters the retry loop.
+  return attempt(work).then(
+    (value) => {
+      record();
+      return value;
+    },
+    (error: unknown) => retried(work, error, started).finally(record),
+  );
+}
+
+/** One attempt, a throw of `work` itself a rejection like any other failure. */
+function attempt<T>(work: () => Promise<T>): Promise<T> {
   try {
-    return await attempts(work, started);
-  } finally {
-    recordDatabaseTime(performance.now() - started);
+    return work();
+  } catch (error) {
+    return Promise.reject(error);
   }
 }
 
-async function attempts<T>(work: () => Promise<T>, started: number): Promise<T> {
-  for (let attempt = 0; ; attempt++) {
+/** The attempts after a failed first one, while the failure is transient and a retry can still end in time. */
+async function retried<T>(work: () => Promise<T>, firstFailure: unknown, started: number): Promise<T> {
+  let failure = firstFailure;
+  for (let retry = 0; ; retry++) {
+    if (retry >= databaseLimits.transientRetries || !isTransient(failure)) throw failure;
+    if (!retryFits(performance.now() - started, retryDelayMs(retry))) throw failure;
+    logger().warn({ attempt: retry + 1, code: (failure as { code?: string }).code }, 'transient database failure, retrying');
+    recordDatabaseRetry();
+    await sleep(retryDelayMs(retry));
     try {
       return await work();
     } catch (error) {
-      if (attempt >= databaseLimits.transientRetries || !isTransient(error)) throw error;
-      if (!retryFits(performance.now() - started, retryDelayMs(attempt))) throw error;
-      logger().warn({ attempt: attempt + 1, code: (error as { code?: string }).code }, 'transient database failure, retrying');
-      recordDatabaseRetry();
-      await sleep(retryDelayMs(attempt));
+      failure = error;
     }
   }
 }
@@ -139,40 +158,43 @@ function bounded(client: pg.PoolClient): Queryable {
   return { query: run as Queryable['query'] };
 }
 
-/** A checked-out client's lost connection: its pending statement fails with the same failure, which its caller handles. */
-const ignoreLostConnection = () => undefined;
+/** A client's lost connection, listened for all its life (see db). */
+function ignoreLostConnection(): void {}
 
-/**
- * A client of the pool, listening for its lost connection from the moment it
- * is handed over: an 'error' event nobody listens for ends the process, and
- * one can come in the same read that freed the client, before a promise's
- * continuation could attach the listener. Its holder removes the listener
- * before releasing it.
- */
+/** A client of the pool, for a transaction's statements. */
 function checkOut(): Promise<pg.PoolClient> {
   return new Promise((resolve, reject) => {
     db().connect((error, client) => {
       if (error || !client) return reject(error ?? new Error('The pool handed over no client.'));
-      client.on('error', ignoreLostConnection);
       resolve(client);
     });
   });
 }
 
-/** One statement on a client of the pool; a client whose statement failed is destroyed rather than reused, as pg's pool.query does. */
-async function poolStatement<Row>(config: pg.QueryConfig | pg.QueryArrayConfig): Promise<Row[]> {
-  const client = await checkOut();
-  let failure: Error | undefined;
-  try {
-    // pg's types take the two row modes apart; the rows' shape is the caller's to state.
-    return (await boundedStatement(client, config as pg.QueryConfig)).rows as Row[];
-  } catch (error) {
-    failure = error instanceof Error ? error : new Error(String(error));
-    throw error;
-  } finally {
-    client.off('error', ignoreLostConnection);
-    client.release(failure);
-  }
+/**
+ * One statement on a client of the pool, bounded as boundedStatement bounds
+ * it; a client whose statement failed is destroyed rather than reused, as
+ * pg's pool.query does. One promise, its steps the pool's and the client's
+ * callbacks: a read takes no more turns than it has round trips.
+ */
+function poolStatement<Row>(config: pg.QueryConfig | pg.QueryArrayConfig): Promise<Row[]> {
+  return new Promise((resolve, reject) => {
+    db().connect((error, client, release) => {
+      if (error || !client) return reject(error ?? new Error('The pool handed over no client.'));
+      let timer: NodeJS.Timeout | undefined;
+      const finish = (failure: Error | undefined, rows?: Row[]) => {
+        if (timer === undefined) return;
+        clearTimeout(timer);
+        timer = undefined;
+        release(failure);
+        if (failure) reject(failure);
+        else resolve(rows!);
+      };
+      timer = setTimeout(() => finish(new Error('Query read timeout')), databaseLimits.queryTimeoutMs);
+      // biome-ignore lint/nursery/noFloatingPromises: with a callback, pg's query returns nothing (Biome picks the promise overload).
+      client.query(config as pg.QueryConfig, (failure: Error | undefined, result: pg.QueryResult) => finish(failure ?? undefined, result?.rows as Row[]));
+    });
+  });
 }
 
 /** One parameterized statement, retried on transient failures. */
@@ -202,7 +224,6 @@ export async function transaction<T>(work: (client: Queryable) => Promise<T>): P
         if (!broken) await session.query('ROLLBACK').catch(() => undefined);
         throw error;
       } finally {
-        client.off('error', ignoreLostConnection);
         // A client whose connection failed is destroyed rather than returned to the pool.
         client.release(broken);
       }

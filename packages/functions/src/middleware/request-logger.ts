@@ -22,10 +22,13 @@ export interface RequestLoggerOptions<TEvent> {
 /**
  * Powertools' injectLambdaContext: every line logged during the invocation
  * carries its Lambda request id and cold start (Powertools adds the X-Ray
- * trace id), and the keys it added are cleared when it ends. Outermost in a
- * chain, so that the lines of every other middleware carry them too.
+ * trace id); and the invocation's LogContext cleared when it ends. Outermost
+ * in a chain, so that the lines of every other middleware carry them too.
  */
-export const injectLogContext = () => injectLambdaContext(powertoolsLogger(), { resetKeys: true });
+export const injectLogContext = <TEvent, TResult, TContext extends LambdaContext>(): middy.MiddlewareObj<TEvent, TResult, Error, TContext>[] => [
+  injectLambdaContext(powertoolsLogger()),
+  { after: clearLogContext, onError: clearLogContext },
+];
 
 /**
  * Puts the request's identifying fields on every line logged while it runs,

@@ -1,5 +1,6 @@
 import { LogFormatter, LogItem, LogLevel, LogLevelThreshold, Logger as PowertoolsLogger } from '@aws-lambda-powertools/logger';
 import type { LogAttributes, UnformattedAttributes } from '@aws-lambda-powertools/logger/types';
+import { invocationScoped } from '../invocation';
 import { writeLine } from '../stdout';
 import { exceeds, jsonSafe, shortened } from './json-safe';
 
@@ -11,6 +12,14 @@ export interface LogContext {
   accountId?: string;
   connectionId?: string;
 }
+
+/**
+ * The running invocation's LogContext. Kept apart from Powertools' keys and
+ * put on a line only when one is written: appendKeys deep-merges into a
+ * store of keys on every call, and clearing them makes that store anew, which
+ * every request paid for the few lines a request writes.
+ */
+const invocationContext = invocationScoped<LogContext>('hatchery.logContext', () => ({}));
 
 /**
  * Where a bearer token or a wallet signature could sit in what is logged, if
@@ -64,7 +73,9 @@ class ServiceLogFormatter extends LogFormatter {
         function_request_id: attributes.lambdaContext?.awsRequestId,
         xray_trace_id: attributes.xRayTraceId,
       },
-    }).addAttributes(fields);
+    })
+      .addAttributes(invocationContext.get() as LogAttributes)
+      .addAttributes(fields);
     const written = item.getAttributes();
     // A toJSON among the fields would stand in for the whole line when it is written.
     if ('toJSON' in written) delete written.toJSON;
@@ -187,13 +198,14 @@ export function powertoolsLogger(): PowertoolsLogger {
   return root;
 }
 
-/** Puts the fields on every line logged until the invocation ends (injectLambdaContext's `resetKeys` clears them). */
+/** Puts the fields on every line logged until the invocation ends (or clearLogContext clears them). */
 export function addLogContext(fields: LogContext): void {
-  powertoolsLogger().appendKeys(fields as LogAttributes);
+  Object.assign(invocationContext.get(), fields);
 }
 
+/** Clears the invocation's LogContext: a line logged after it carries none of it. */
 export function clearLogContext(): void {
-  powertoolsLogger().resetKeys();
+  invocationContext.reset();
 }
 
 type Level = 'error' | 'warn' | 'info' | 'debug' | 'trace';
