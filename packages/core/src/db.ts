@@ -181,16 +181,16 @@ function poolStatement<Row>(config: pg.QueryConfig | pg.QueryArrayConfig): Promi
   return new Promise((resolve, reject) => {
     db().connect((error, client, release) => {
       if (error || !client) return reject(error ?? new Error('The pool handed over no client.'));
-      let timer: NodeJS.Timeout | undefined;
+      let settled = false;
       const finish = (failure: Error | undefined, rows?: Row[]) => {
-        if (timer === undefined) return;
+        if (settled) return;
+        settled = true;
         clearTimeout(timer);
-        timer = undefined;
         release(failure);
         if (failure) reject(failure);
         else resolve(rows!);
       };
-      timer = setTimeout(() => finish(new Error('Query read timeout')), databaseLimits.queryTimeoutMs);
+      const timer = setTimeout(() => finish(new Error('Query read timeout')), databaseLimits.queryTimeoutMs);
       // biome-ignore lint/nursery/noFloatingPromises: with a callback, pg's query returns nothing (Biome picks the promise overload).
       client.query(config as pg.QueryConfig, (failure: Error | undefined, result: pg.QueryResult) => finish(failure ?? undefined, result?.rows as Row[]));
     });
