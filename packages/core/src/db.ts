@@ -130,25 +130,37 @@ async function retried<T>(work: () => Promise<T>, firstFailure: unknown, started
 export type Queryable = Pick<pg.PoolClient, 'query'>;
 
 /**
- * One statement on a checked-out client, failed with pg's own "Query read
- * timeout" when the server has not answered within queryTimeoutMs (the
- * caller then releases the client as broken). This is pg's `query_timeout`,
- * kept here rather than set on the pool, and the statement is handed its
- * callback rather than asked for a promise: either of pg's own (the timeout's
- * wrapper, the promise's executor) is a closure made inside `Client.query`,
- * and with one V8 pretenures what the reads allocate, so every row's values
- * reach the old generation (docs/benchmarks.md, throughput).
+ * One statement on a checked-out client, `done` called once: with pg's
+ * answer, or with pg's own "Query read timeout" when the server has not
+ * answered within queryTimeoutMs (the caller then releases the client as
+ * broken). This is pg's `query_timeout`, kept here rather than set on the
+ * pool, and the statement is handed its callback rather than asked for a
+ * promise: either of pg's own (the timeout's wrapper, the promise's executor)
+ * is a closure made inside `Client.query`, and with one V8 pretenures what the
+ * reads allocate, so every row's values reach the old generation
+ * (docs/benchmarks.md, throughput).
  */
+function boundedQuery<Row extends pg.QueryResultRow>(
+  client: pg.PoolClient,
+  config: pg.QueryConfig | pg.QueryArrayConfig,
+  done: (failure: Error | undefined, result?: pg.QueryResult<Row>) => void,
+): void {
+  let settled = false;
+  const settle = (failure: Error | undefined, result?: pg.QueryResult<Row>) => {
+    if (settled) return;
+    settled = true;
+    clearTimeout(timer);
+    done(failure, result);
+  };
+  const timer = setTimeout(() => settle(new Error('Query read timeout')), databaseLimits.queryTimeoutMs);
+  // pg's types take the two row modes apart; the rows' shape is the caller's to state.
+  // biome-ignore lint/nursery/noFloatingPromises: with a callback, pg's query returns nothing (Biome picks the promise overload).
+  client.query<Row>(config as pg.QueryConfig, (failure: Error | undefined, result: pg.QueryResult<Row>) => settle(failure ?? undefined, result));
+}
+
+/** A boundedQuery as a promise. */
 function boundedStatement<Row extends pg.QueryResultRow>(client: pg.PoolClient, config: pg.QueryConfig): Promise<pg.QueryResult<Row>> {
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error('Query read timeout')), databaseLimits.queryTimeoutMs);
-    // biome-ignore lint/nursery/noFloatingPromises: with a callback, pg's query returns nothing (Biome picks the promise overload).
-    client.query<Row>(config, (error: Error | undefined, result: pg.QueryResult<Row>) => {
-      clearTimeout(timer);
-      if (error) reject(error);
-      else resolve(result);
-    });
-  });
+  return new Promise((resolve, reject) => boundedQuery<Row>(client, config, (failure, result) => (failure ? reject(failure) : resolve(result!))));
 }
 
 /** A checked-out client whose every statement is a boundedStatement. */
@@ -172,27 +184,20 @@ function checkOut(): Promise<pg.PoolClient> {
 }
 
 /**
- * One statement on a client of the pool, bounded as boundedStatement bounds
- * it; a client whose statement failed is destroyed rather than reused, as
- * pg's pool.query does. One promise, its steps the pool's and the client's
- * callbacks: a read takes no more turns than it has round trips.
+ * One statement on a client of the pool, a boundedQuery; a client whose
+ * statement failed is destroyed rather than reused, as pg's pool.query does.
+ * One promise, its steps the pool's and the client's callbacks: a read takes
+ * no more turns than it has round trips.
  */
 function poolStatement<Row>(config: pg.QueryConfig | pg.QueryArrayConfig): Promise<Row[]> {
   return new Promise((resolve, reject) => {
     db().connect((error, client, release) => {
       if (error || !client) return reject(error ?? new Error('The pool handed over no client.'));
-      let settled = false;
-      const finish = (failure: Error | undefined, rows?: Row[]) => {
-        if (settled) return;
-        settled = true;
-        clearTimeout(timer);
+      boundedQuery(client, config, (failure, result) => {
         release(failure);
         if (failure) reject(failure);
-        else resolve(rows!);
-      };
-      const timer = setTimeout(() => finish(new Error('Query read timeout')), databaseLimits.queryTimeoutMs);
-      // biome-ignore lint/nursery/noFloatingPromises: with a callback, pg's query returns nothing (Biome picks the promise overload).
-      client.query(config as pg.QueryConfig, (failure: Error | undefined, result: pg.QueryResult) => finish(failure ?? undefined, result?.rows as Row[]));
+        else resolve(result!.rows as Row[]);
+      });
     });
   });
 }
