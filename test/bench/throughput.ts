@@ -5,7 +5,7 @@ import { nftsSource, ownedNfts } from '@hatchery/core/indexer/nfts';
 import { salesSource } from '@hatchery/core/indexer/sales';
 import { keyColumn } from '@hatchery/core/query/cursor';
 import { buildPageStatements, pageQuerySchema, type ListSource, type ServerConditions } from '@hatchery/core/query/page-query';
-import { loadAverage, type BenchSection } from './context';
+import { loadAverage, type BenchContext, type BenchSection } from './context';
 import { wallet } from './indexed';
 import { httpGet, measureInChild, median, printTable, type Figures, type Row } from './measure';
 import { countCacheLimits } from '@hatchery/core/query/count-cache';
@@ -68,6 +68,18 @@ function startMinimalServer(databaseUrl: string, concurrency: number) {
   return { ready, pid: child.pid, stop: () => child.kill() };
 }
 
+/** The stack in a process of its own, as `npm start` runs it on the bench's database (serving-stack.ts). */
+function startServingStack(stack: BenchContext['stack']) {
+  const child = fork(new URL('./serving-stack.ts', import.meta.url), [], { execArgv: ['--import', 'tsx'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  const ready = new Promise<string>((resolve, reject) => {
+    child.once('message', (message: { url: string }) => resolve(message.url));
+    child.once('exit', (code) => reject(new Error(`the serving stack exited with ${code}`)));
+  });
+  child.send({ databaseUrl: stack.databaseUrl });
+  const stopped = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  return { ready, pid: child.pid, stop: () => (child.kill('SIGTERM'), stopped) };
+}
+
 /**
  * Each list's default page through the local gateway beside a minimal
  * node:http + pg server running the same statements, at the same
@@ -77,13 +89,15 @@ export const throughputBench: BenchSection = async ({ stack, concurrency, durati
   const load = loadAverage();
   const server = startMinimalServer(stack.databaseUrl, concurrency);
   const port = await server.ready;
+  const serving = startServingStack(stack);
+  const servingUrl = await serving.ready;
   const rows: Row[] = [];
   const verdicts: string[] = [];
   const cpu: string[] = [];
   const postgresPid = stack.postgres?.pid;
   try {
     for (const { name, path } of cases) {
-      const url = `${stack.url}${path}`;
+      const url = `${servingUrl}${path}`;
       const minimal = `http://127.0.0.1:${port}${path}`;
       const ourPage = JSON.parse(await httpGet(url)) as { items: unknown[] };
       const theirPage = JSON.parse(await httpGet(minimal)) as { items: unknown[] };
@@ -93,8 +107,7 @@ export const throughputBench: BenchSection = async ({ stack, concurrency, durati
       const ours: Figures[] = [];
       const theirs: Figures[] = [];
       for (let round = 0; round < rounds; round++) {
-        // This process runs the local stack: the gateway, the handlers in-process, and the listener, idle here.
-        ours.push(await measureInChild({ kind: 'http', url, concurrency, durationMs, postgresPid, serverPid: process.pid }));
+        ours.push(await measureInChild({ kind: 'http', url, concurrency, durationMs, postgresPid, serverPid: serving.pid }));
         theirs.push(await measureInChild({ kind: 'http', url: minimal, concurrency, durationMs, postgresPid, serverPid: server.pid }));
       }
       const gateway = pooled(ours);
@@ -117,6 +130,7 @@ export const throughputBench: BenchSection = async ({ stack, concurrency, durati
     }
   } finally {
     server.stop();
+    await serving.stop();
   }
   printTable(`Throughput beside a minimal server (load average ${load} when the section started)`, rows);
   console.log(`CPU per request over each recorded run (Hatchery beside the minimal server; /proc, to 10 ms a run):\n${cpu.join('\n')}`);
