@@ -42,13 +42,16 @@ export const indexedRead = (): IndexedRead => {
       },
     },
     minBlock: {
-      before: async (request) => {
+      // Not async: a request without minBlock gives Middy no promise to wait on.
+      before: (request) => {
         const target = parseMinBlock((request.context.input.query as { minBlock?: string } | undefined)?.minBlock);
         if (!target) return;
         // The instance's shared position first, which costs nothing when the block is already reached; then polls.
         let polls = 0;
         const poll = () => (polls++ === 0 ? currentFreshness() : polledFreshness());
-        seen.set(request, await awaitMinBlock(target, { read: poll }));
+        return awaitMinBlock(target, { read: poll }).then((freshness) => {
+          seen.set(request, freshness);
+        });
       },
     },
   };
