@@ -88,14 +88,13 @@ function startServingStack(stack: BenchContext['stack']) {
 export const throughputBench: BenchSection = async ({ stack, concurrency, durationMs }) => {
   const load = loadAverage();
   const server = startMinimalServer(stack.databaseUrl, concurrency);
-  const port = await server.ready;
   const serving = startServingStack(stack);
-  const servingUrl = await serving.ready;
   const rows: Row[] = [];
   const verdicts: string[] = [];
   const cpu: string[] = [];
   const postgresPid = stack.postgres?.pid;
   try {
+    const [port, servingUrl] = await Promise.all([server.ready, serving.ready]);
     for (const { name, path } of cases) {
       const url = `${servingUrl}${path}`;
       const minimal = `http://127.0.0.1:${port}${path}`;
