@@ -173,14 +173,17 @@ function bounded(client: pg.PoolClient): Queryable {
 /** A client's lost connection, listened for all its life (see db). */
 function ignoreLostConnection(): void {}
 
+/** A client of the pool handed to `use` once the pool has one, or the pool's failure to `fail`. */
+function withPoolClient(use: (client: pg.PoolClient) => void, fail: (error: Error) => void): void {
+  db().connect((error, client) => {
+    if (error || !client) return fail(error ?? new Error('The pool handed over no client.'));
+    use(client);
+  });
+}
+
 /** A client of the pool, for a transaction's statements. */
 function checkOut(): Promise<pg.PoolClient> {
-  return new Promise((resolve, reject) => {
-    db().connect((error, client) => {
-      if (error || !client) return reject(error ?? new Error('The pool handed over no client.'));
-      resolve(client);
-    });
-  });
+  return new Promise((resolve, reject) => withPoolClient(resolve, reject));
 }
 
 /**
@@ -190,16 +193,15 @@ function checkOut(): Promise<pg.PoolClient> {
  * no more turns than it has round trips.
  */
 function poolStatement<Row>(config: pg.QueryConfig | pg.QueryArrayConfig): Promise<Row[]> {
-  return new Promise((resolve, reject) => {
-    db().connect((error, client, release) => {
-      if (error || !client) return reject(error ?? new Error('The pool handed over no client.'));
+  return new Promise((resolve, reject) =>
+    withPoolClient((client) => {
       boundedQuery(client, config, (failure, result) => {
-        release(failure);
+        client.release(failure);
         if (failure) reject(failure);
         else resolve(result!.rows as Row[]);
       });
-    });
-  });
+    }, reject),
+  );
 }
 
 /** One parameterized statement, retried on transient failures. */
