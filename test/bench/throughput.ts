@@ -1,4 +1,4 @@
-import { fork } from 'node:child_process';
+import { fork, type Serializable } from 'node:child_process';
 import { editionsSource } from '@hatchery/core/indexer/editions';
 import { activeListings, listingsSource } from '@hatchery/core/indexer/listings';
 import { nftsSource, ownedNfts } from '@hatchery/core/indexer/nfts';
@@ -46,6 +46,18 @@ function pooled(runs: Figures[]): Figures {
   };
 }
 
+/** A server in a process of its own: handed `setup`, ready with its first message, stopped with SIGTERM and awaited. */
+function startServer<Message>(name: string, module: string, setup: Serializable, execArgv?: string[]) {
+  const child = fork(new URL(module, import.meta.url), [], { execArgv, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  const ready = new Promise<Message>((resolve, reject) => {
+    child.once('message', (message) => resolve(message as Message));
+    child.once('exit', (code) => reject(new Error(`${name} exited with ${code}`)));
+  });
+  const stopped = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  child.send(setup);
+  return { ready, pid: child.pid, stop: () => (child.kill('SIGTERM'), stopped) };
+}
+
 /** A minimal node:http + pg server answering each case's path with the statements Hatchery runs for it. */
 function startMinimalServer(databaseUrl: string, concurrency: number) {
   const request = pageQuerySchema.parse({});
@@ -59,26 +71,12 @@ function startMinimalServer(databaseUrl: string, concurrency: number) {
       keyColumns: statements.terms.map((_term, index) => keyColumn(index)),
     };
   });
-  const child = fork(new URL('./minimal-server.mjs', import.meta.url), [], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
-  const ready = new Promise<number>((resolve, reject) => {
-    child.once('message', (message: { port: number }) => resolve(message.port));
-    child.once('exit', (code) => reject(new Error(`the minimal server exited with ${code}`)));
-  });
-  child.send({ databaseUrl, concurrency, countTtlMs: countCacheLimits.ttlMs, routes });
-  return { ready, pid: child.pid, stop: () => child.kill() };
+  return startServer<{ port: number }>('the minimal server', './minimal-server.mjs', { databaseUrl, concurrency, countTtlMs: countCacheLimits.ttlMs, routes });
 }
 
 /** The stack in a process of its own, as `npm start` runs it on the bench's database (serving-stack.ts). */
-function startServingStack(stack: BenchContext['stack']) {
-  const child = fork(new URL('./serving-stack.ts', import.meta.url), [], { execArgv: ['--import', 'tsx'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
-  const ready = new Promise<string>((resolve, reject) => {
-    child.once('message', (message: { url: string }) => resolve(message.url));
-    child.once('exit', (code) => reject(new Error(`the serving stack exited with ${code}`)));
-  });
-  child.send({ databaseUrl: stack.databaseUrl });
-  const stopped = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  return { ready, pid: child.pid, stop: () => (child.kill('SIGTERM'), stopped) };
-}
+const startServingStack = (stack: BenchContext['stack']) =>
+  startServer<{ url: string }>('the serving stack', './serving-stack.ts', { databaseUrl: stack.databaseUrl }, ['--import', 'tsx']);
 
 /**
  * Each list's default page through the local gateway beside a minimal
@@ -94,7 +92,7 @@ export const throughputBench: BenchSection = async ({ stack, concurrency, durati
   const cpu: string[] = [];
   const postgresPid = stack.postgres?.pid;
   try {
-    const [port, servingUrl] = await Promise.all([server.ready, serving.ready]);
+    const [{ port }, { url: servingUrl }] = await Promise.all([server.ready, serving.ready]);
     for (const { name, path } of cases) {
       const url = `${servingUrl}${path}`;
       const minimal = `http://127.0.0.1:${port}${path}`;
@@ -128,8 +126,7 @@ export const throughputBench: BenchSection = async ({ stack, concurrency, durati
       );
     }
   } finally {
-    server.stop();
-    await serving.stop();
+    await Promise.all([server.stop(), serving.stop()]);
   }
   printTable(`Throughput beside a minimal server (load average ${load} when the section started)`, rows);
   console.log(`CPU per request over each recorded run (Hatchery beside the minimal server; /proc, to 10 ms a run):\n${cpu.join('\n')}`);
