@@ -6,8 +6,16 @@ import pg from 'pg';
  * running the statements Hatchery runs for the same request (the page, and
  * its count shared for the count cache's lifetime while more rows follow),
  * the rows as JSON. The throughput section's baseline, in a process of its own.
+ * With `holdMicros`, it holds its thread that much longer on each page's
+ * rows, by the wall clock (Linux counts a thread's CPU only to the
+ * scheduler's tick, too coarse to spin on): the section's calibration, a
+ * server known to cost more a request, by as much as /proc then reads.
  */
-process.once('message', ({ databaseUrl, concurrency, countTtlMs, routes }) => {
+process.once('message', ({ databaseUrl, concurrency, countTtlMs, routes, holdMicros = 0 }) => {
+  const hold = () => {
+    const until = performance.now() + holdMicros / 1000;
+    while (performance.now() < until);
+  };
   const pool = new pg.Pool({ connectionString: databaseUrl, max: concurrency });
   pool.on('error', () => undefined);
   const counts = new Map();
@@ -27,6 +35,7 @@ process.once('message', ({ databaseUrl, concurrency, countTtlMs, routes }) => {
     }
     try {
       const { rows } = await pool.query(route.page.text, route.page.values);
+      if (holdMicros > 0) hold();
       const more = rows.length > route.pageSize;
       const items = more ? rows.slice(0, route.pageSize) : rows;
       for (const row of items) for (const key of route.keyColumns) delete row[key];

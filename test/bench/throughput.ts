@@ -29,6 +29,14 @@ const goals = { rps: 0.85, p99: 1.3 };
 /** Runs of each side per case, alternating (BENCH_THROUGHPUT_ROUNDS). */
 const rounds = Number(process.env.BENCH_THROUGHPUT_ROUNDS ?? 3);
 
+/**
+ * With a number of µs (BENCH_THROUGHPUT_CALIBRATION_US), a third side: the
+ * minimal server holding its thread that much longer on each request,
+ * measured against the plain one like Hatchery, to show in the same run what
+ * a known extra cost does to the ratios and how far they move by chance.
+ */
+const calibrationMicros = Number(process.env.BENCH_THROUGHPUT_CALIBRATION_US ?? 0);
+
 /** A side's rounds as one figure: the median of their rates and percentiles, each CPU per request over all their requests. */
 function pooled(runs: Figures[]): Figures {
   const requests = runs.reduce((sum, run) => sum + run.requests, 0);
@@ -46,6 +54,20 @@ function pooled(runs: Figures[]): Figures {
   };
 }
 
+/** A side's ratios to the minimal server's over its pooled runs, against the goals, and each round's beside them. */
+function verdict(runs: Figures[], baselineRuns: Figures[]): string {
+  const side = pooled(runs);
+  const baseline = pooled(baselineRuns);
+  const rps = side.rps / baseline.rps;
+  const p99 = side.p99Ms / baseline.p99Ms;
+  const met = (yes: boolean) => (yes ? 'met' : 'NOT met');
+  const byRound = (pick: (run: Figures) => number) => runs.map((run, round) => (pick(run) / pick(baselineRuns[round]!)).toFixed(2)).join(', ');
+  return (
+    `throughput ${rps.toFixed(2)} (goal ≥ ${goals.rps}: ${met(rps >= goals.rps)}; rounds ${byRound((run) => run.rps)}), ` +
+    `p99 ${p99.toFixed(2)}× (goal ≤ ${goals.p99}: ${met(p99 <= goals.p99)}; rounds ${byRound((run) => run.p99Ms)})`
+  );
+}
+
 /** A server in a process of its own: handed `setup`, ready with its first message, stopped with SIGTERM and awaited. */
 function startServer<Message>(name: string, module: string, setup: Serializable, execArgv?: string[]) {
   const child = fork(new URL(module, import.meta.url), [], { execArgv, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
@@ -58,8 +80,8 @@ function startServer<Message>(name: string, module: string, setup: Serializable,
   return { ready, pid: child.pid, stop: () => (child.kill('SIGTERM'), stopped) };
 }
 
-/** A minimal node:http + pg server answering each case's path with the statements Hatchery runs for it. */
-function startMinimalServer(databaseUrl: string, concurrency: number) {
+/** A minimal node:http + pg server answering each case's path with the statements Hatchery runs for it, holding its thread `holdMicros` longer on each. */
+function startMinimalServer(databaseUrl: string, concurrency: number, holdMicros = 0) {
   const request = pageQuerySchema.parse({});
   const routes = cases.map(({ path, source, serverConditions }) => {
     const statements = buildPageStatements(source, request, serverConditions);
@@ -71,7 +93,8 @@ function startMinimalServer(databaseUrl: string, concurrency: number) {
       keyColumns: statements.terms.map((_term, index) => keyColumn(index)),
     };
   });
-  return startServer<{ port: number }>('the minimal server', './minimal-server.mjs', { databaseUrl, concurrency, countTtlMs: countCacheLimits.ttlMs, routes });
+  const setup = { databaseUrl, concurrency, countTtlMs: countCacheLimits.ttlMs, routes, holdMicros };
+  return startServer<{ port: number }>('the minimal server', './minimal-server.mjs', setup);
 }
 
 /** The stack in a process of its own, as `npm start` runs it on the bench's database (serving-stack.ts). */
@@ -87,12 +110,13 @@ export const throughputBench: BenchSection = async ({ stack, concurrency, durati
   const load = loadAverage();
   const server = startMinimalServer(stack.databaseUrl, concurrency);
   const serving = startServingStack(stack);
+  const calibration = calibrationMicros > 0 ? startMinimalServer(stack.databaseUrl, concurrency, calibrationMicros) : undefined;
   const rows: Row[] = [];
   const verdicts: string[] = [];
   const cpu: string[] = [];
   const postgresPid = stack.postgres?.pid;
   try {
-    const [{ port }, { url: servingUrl }] = await Promise.all([server.ready, serving.ready]);
+    const [{ port }, { url: servingUrl }, calibrated] = await Promise.all([server.ready, serving.ready, calibration?.ready]);
     for (const { name, path } of cases) {
       const url = `${servingUrl}${path}`;
       const minimal = `http://127.0.0.1:${port}${path}`;
@@ -103,9 +127,14 @@ export const throughputBench: BenchSection = async ({ stack, concurrency, durati
       // Interleaved, so that a drift of the machine over the section weighs on both sides alike.
       const ours: Figures[] = [];
       const theirs: Figures[] = [];
+      const slowed: Figures[] = [];
       for (let round = 0; round < rounds; round++) {
         ours.push(await measureInChild({ kind: 'http', url, concurrency, durationMs, postgresPid, serverPid: serving.pid }));
         theirs.push(await measureInChild({ kind: 'http', url: minimal, concurrency, durationMs, postgresPid, serverPid: server.pid }));
+        if (calibrated) {
+          const url = `http://127.0.0.1:${calibrated.port}${path}`;
+          slowed.push(await measureInChild({ kind: 'http', url, concurrency, durationMs, postgresPid, serverPid: calibration!.pid }));
+        }
       }
       const gateway = pooled(ours);
       const baseline = pooled(theirs);
@@ -119,14 +148,15 @@ export const throughputBench: BenchSection = async ({ stack, concurrency, durati
         baseline,
         baselineName: `a minimal node:http + pg server running the same statements, concurrency ${concurrency}; each side the median of ${rounds} interleaved runs`,
       });
-      const rps = gateway.rps / baseline.rps;
-      const p99 = gateway.p99Ms / baseline.p99Ms;
-      verdicts.push(
-        `  ${name.padEnd(44)} throughput ${rps.toFixed(2)} (goal ≥ ${goals.rps}: ${rps >= goals.rps ? 'met' : 'NOT met'}), p99 ${p99.toFixed(2)}× (goal ≤ ${goals.p99}: ${p99 <= goals.p99 ? 'met' : 'NOT met'})`,
-      );
+      verdicts.push(`  ${name.padEnd(44)} ${verdict(ours, theirs)}`);
+      if (slowed.length) {
+        const label = `  the minimal server held ${calibrationMicros} µs more`.padEnd(44);
+        cpu.push(`  ${label} server ${µs(pooled(slowed).serverMsPerRequest)} µs`);
+        verdicts.push(`  ${label} ${verdict(slowed, theirs)}`);
+      }
     }
   } finally {
-    await Promise.all([server.stop(), serving.stop()]);
+    await Promise.all([server.stop(), serving.stop(), calibration?.stop()]);
   }
   printTable(`Throughput beside a minimal server (load average ${load} when the section started)`, rows);
   console.log(`CPU per request over each recorded run (Hatchery beside the minimal server; /proc, to 10 ms a run):\n${cpu.join('\n')}`);
