@@ -1,10 +1,10 @@
-import { fork } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, inject } from 'vitest';
 import { startEmbeddedPostgres, type EmbeddedDatabase } from '@hatchery/local/postgres';
 import { processCpuMs } from './database-cpu';
+import { startServer } from './throughput';
 
 const pageSize = 2;
 const route = {
@@ -30,19 +30,16 @@ afterAll(async () => {
 
 /** The throughput section's minimal server in a process of its own, and the CPU it spends on `requests` answers, one after another. */
 async function cpuOfAnswers(holdMicros: number, requests: number) {
-  const child = fork(new URL('./minimal-server.mjs', import.meta.url), [], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  const setup = { databaseUrl: postgres.url, concurrency: 1, countTtlMs: 1000, routes: [route], holdMicros };
+  const server = startServer<{ port: number }>('the minimal server', './minimal-server.mjs', setup);
   try {
-    const ready = new Promise<{ port: number }>((resolve) => child.once('message', (message) => resolve(message as { port: number })));
-    child.send({ databaseUrl: postgres.url, concurrency: 1, countTtlMs: 1000, routes: [route], holdMicros });
-    const url = `http://127.0.0.1:${(await ready).port}${route.path}`;
+    const url = `http://127.0.0.1:${(await server.ready).port}${route.path}`;
     const body = await (await fetch(url)).json();
-    const before = processCpuMs(child.pid!)!;
+    const before = processCpuMs(server.pid!)!;
     for (let index = 0; index < requests; index++) await (await fetch(url)).text();
-    return { body, cpuMs: processCpuMs(child.pid!)! - before };
+    return { body, cpuMs: processCpuMs(server.pid!)! - before };
   } finally {
-    const exited = new Promise((resolve) => child.once('exit', resolve));
-    child.kill('SIGTERM');
-    await exited;
+    await server.stop();
   }
 }
 

@@ -12,11 +12,14 @@ import { startStack } from '@hatchery/local/stack';
 process.once('message', async ({ databaseUrl }: { databaseUrl: string }) => {
   const dataDir = await mkdtemp(join(tmpdir(), 'hatchery-serving-'));
   const stack = await startStack({ port: 0, dataDir, persistent: false, databaseUrl, demoData: false });
-  const stop = async () => {
-    await stack.stop();
-    await rm(dataDir, { recursive: true, force: true });
-    process.exit(0);
-  };
+  // Once, whichever comes first: SIGTERM from the bench, or the bench gone.
+  let stopping: Promise<void> | undefined;
+  const stop = () =>
+    (stopping ??= (async () => {
+      await stack.stop();
+      await rm(dataDir, { recursive: true, force: true });
+      process.exit(0);
+    })());
   process.once('disconnect', stop);
   process.once('SIGTERM', stop);
   process.send?.({ url: stack.url });

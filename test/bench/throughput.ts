@@ -69,7 +69,7 @@ function verdict(runs: Figures[], baselineRuns: Figures[]): string {
 }
 
 /** A server in a process of its own: handed `setup`, ready with its first message, stopped with SIGTERM and awaited. */
-function startServer<Message>(name: string, module: string, setup: Serializable, execArgv?: string[]) {
+export function startServer<Message>(name: string, module: string, setup: Serializable, execArgv?: string[]) {
   const child = fork(new URL(module, import.meta.url), [], { execArgv, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
   const ready = new Promise<Message>((resolve, reject) => {
     child.once('message', (message) => resolve(message as Message));
@@ -120,6 +120,7 @@ export const throughputBench: BenchSection = async ({ stack, concurrency, durati
     for (const { name, path } of cases) {
       const url = `${servingUrl}${path}`;
       const minimal = `http://127.0.0.1:${port}${path}`;
+      const held = calibrated && `http://127.0.0.1:${calibrated.port}${path}`;
       const ourPage = JSON.parse(await httpGet(url)) as { items: unknown[] };
       const theirPage = JSON.parse(await httpGet(minimal)) as { items: unknown[] };
       // The minimal server answers the rows as they come; Hatchery shapes them (nested attributes), so only their number is compared.
@@ -131,10 +132,7 @@ export const throughputBench: BenchSection = async ({ stack, concurrency, durati
       for (let round = 0; round < rounds; round++) {
         ours.push(await measureInChild({ kind: 'http', url, concurrency, durationMs, postgresPid, serverPid: serving.pid }));
         theirs.push(await measureInChild({ kind: 'http', url: minimal, concurrency, durationMs, postgresPid, serverPid: server.pid }));
-        if (calibrated) {
-          const url = `http://127.0.0.1:${calibrated.port}${path}`;
-          slowed.push(await measureInChild({ kind: 'http', url, concurrency, durationMs, postgresPid, serverPid: calibration!.pid }));
-        }
+        if (held) slowed.push(await measureInChild({ kind: 'http', url: held, concurrency, durationMs, postgresPid, serverPid: calibration?.pid }));
       }
       const gateway = pooled(ours);
       const baseline = pooled(theirs);
