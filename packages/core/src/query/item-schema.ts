@@ -18,7 +18,7 @@ type FieldSchema<F> = F extends { group: infer G extends ModelFields }
 type Shape<F extends ModelFields> = { [K in keyof F as F[K] extends { hidden: true } ? never : K]: FieldSchema<F[K]> };
 export type ItemSchema<F extends ModelFields> = z.ZodMiniObject<Shape<F>, z.core.$strip>;
 
-function baseSchema(type: WireType): z.ZodMiniType {
+export function baseSchema(type: WireType): z.ZodMiniType {
   switch (type) {
     case 'bigint':
       return bigIntString;

@@ -1,0 +1,54 @@
+import * as z from '@hatchery/platform/schema';
+import { baseSchema } from '../query/item-schema';
+import { allEventTypes, eventCatalogue, revertedSuffix, type EventDeclaration } from './catalogue';
+
+/*
+ * The zod schemas of the log's events, derived from the catalogue, for the OpenAPI document and the typed client's
+ * types. Only responses.ts and the tests import this module (see query/item-schema.ts for why).
+ */
+
+function payloadSchema(declaration: EventDeclaration): z.ZodMiniType {
+  const shape: Record<string, z.ZodMiniType> = {};
+  for (const [name, field] of Object.entries(declaration.payload)) {
+    const base = baseSchema(field.type).check(z.describe(field.description));
+    shape[name] = field.optional ? z.optional(base) : base;
+  }
+  return z.object(shape);
+}
+
+const common = {
+  id: z.string().check(z.describe('`evt_<position>`: the same in every delivery of the event, for receivers to deduplicate on.')),
+  position: z.int().check(z.describe('The event’s place in the log: it only grows, with no holes.')),
+  chainId: z.nullable(z.int()).check(z.describe('The chain, from the indexer’s checkpoint.')),
+  blockNumber: z.string().check(z.describe('The block the event happened in.')),
+  entity: z.string().check(z.describe('What the event is about (the catalogue says, per type).')),
+  wallets: z.array(z.string()).check(z.describe('The wallets the event concerns, lowercase: what `wallet` filters on.')),
+  createdAt: z.string().check(z.describe('When the log recorded it (ISO 8601).')),
+};
+
+const revertsSchema = z
+  .object({ id: z.string(), position: z.int() })
+  .check(z.describe('The event this one retracts: a reorg removed the rows it was detected from.'));
+
+/** One schema per type the log holds: a declared type, or its `.reverted` retraction (which repeats the payload it retracts). */
+export const eventSchema = z.union(
+  allEventTypes.map((type) => {
+    const declared = type.endsWith(revertedSuffix) ? type.slice(0, -revertedSuffix.length) : type;
+    const payload = payloadSchema(eventCatalogue[declared as keyof typeof eventCatalogue]);
+    return type.endsWith(revertedSuffix)
+      ? z.object({ ...common, type: z.literal(type), payload, reverts: revertsSchema })
+      : z.object({ ...common, type: z.literal(type), payload });
+  }) as unknown as [z.ZodMiniType, z.ZodMiniType, ...z.ZodMiniType[]],
+);
+
+export const eventPageSchema = z.object({
+  items: z.array(eventSchema),
+  nextCursor: z
+    .string()
+    .check(
+      z.describe(
+        'Where to read on from: the `after` of the next page, present on every page (an empty one too), so a reader polls with it and misses nothing.',
+      ),
+    ),
+  hasMore: z.boolean().check(z.describe('More events are kept past this page now (at the finality asked for).')),
+});
