@@ -1,5 +1,5 @@
 import { AppError } from '../errors';
-import { query, type Queryable } from '../db';
+import { query, transaction, type Queryable } from '../db';
 import type { AccountDto } from './wire';
 
 export interface AccountRow {
@@ -46,21 +46,20 @@ export async function lockAccount(client: Queryable, accountId: string): Promise
 }
 
 /**
- * DELETE /accounts/me/wallet: clears the address and its timestamp. The update
- * only touches a linked account, so unlinking twice changes nothing (not even updated_at).
+ * DELETE /accounts/me/wallet: clears the address and its timestamp, and
+ * answers the account and the wallet it unlinked, if one was linked (the row
+ * lock makes that the wallet the update cleared). The update only touches a
+ * linked account, so unlinking twice changes nothing (not even updated_at).
  */
-export async function unlinkWallet(accountId: string): Promise<AccountDto> {
-  const rows = await query<AccountRow>(
-    `WITH cleared AS (
-       UPDATE hatchery.accounts SET wallet_address = NULL, wallet_linked_at = NULL
+export async function unlinkWallet(accountId: string): Promise<{ account: AccountDto; unlinkedWallet: string | undefined }> {
+  return transaction(async (client) => {
+    const before = await lockAccount(client, accountId);
+    const { rows } = await client.query<AccountRow>(
+      `UPDATE hatchery.accounts SET wallet_address = NULL, wallet_linked_at = NULL
        WHERE id = $1 AND (wallet_address IS NOT NULL OR wallet_linked_at IS NOT NULL)
-       RETURNING ${accountColumns}
-     )
-     SELECT ${accountColumns} FROM cleared
-     UNION ALL
-     SELECT ${accountColumns} FROM hatchery.accounts WHERE id = $1 AND NOT EXISTS (SELECT 1 FROM cleared)`,
-    [accountId],
-  );
-  if (!rows[0]) throw accountNotFound();
-  return toAccountDto(rows[0]);
+       RETURNING ${accountColumns}`,
+      [accountId],
+    );
+    return { account: toAccountDto(rows[0] ?? before), unlinkedWallet: before.wallet_address ?? undefined };
+  });
 }

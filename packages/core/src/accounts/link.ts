@@ -18,15 +18,25 @@ export async function recoverSigner(message: string, signature: string): Promise
 
 export const walletTaken = () => new AppError('conflict', 'This wallet is already linked to another account.');
 
+/** A link the processing order refuses: the problem the caller gets, with the reason the metric counts and the audit trail names. */
+export class WalletLinkRefused extends AppError {
+  constructor(
+    readonly reason: WalletLinkFailure,
+    problem: AppError,
+  ) {
+    super(problem.kind, problem.message, problem.fields, problem.headers, problem.extensions);
+  }
+}
+
 /**
  * Steps 2–8 of the link's processing order (step 1 is the body's validation, wire.ts), in one transaction: the challenge
  * is deleted in the commit that links the wallet, and the account row lock
  * makes a second post of the same signature wait, then find no challenge (410).
  */
 export async function linkWallet(accountId: string, body: LinkWalletBody, now = new Date()): Promise<AccountDto> {
-  const refuse = (reason: WalletLinkFailure, error: AppError) => {
+  const refuse = (reason: WalletLinkFailure, problem: AppError) => {
     countLinkFailure(reason);
-    return error;
+    return new WalletLinkRefused(reason, problem);
   };
   const account = await transaction(async (client) => {
     await lockAccount(client, accountId);

@@ -42,22 +42,26 @@ export function newAccount(identity: Identity): NewAccount {
 export const emailTaken = () => new AppError('conflict', 'The email of this identity already belongs to another account.');
 
 /**
- * Makes sure the caller has an account (rules 1–8). An existing account is
- * left as it is. The insert names no conflict target, so it absorbs a
- * concurrent first request's insert whichever unique index that race trips
- * first; an insert that did nothing and left no account of this id means the
- * email is another account's: 409, on every request until that record is gone.
+ * Makes sure the caller has an account (rules 1–8), and answers whether this
+ * call created it. An existing account is left as it is. The insert names no
+ * conflict target, so it absorbs a concurrent first request's insert
+ * whichever unique index that race trips first; an insert that did nothing
+ * and left no account of this id means the email is another account's: 409,
+ * on every request until that record is gone.
  */
-export async function provisionAccount(identity: Identity): Promise<void> {
-  if (await findAccount(identity.userId)) return;
+export async function provisionAccount(identity: Identity): Promise<boolean> {
+  if (await findAccount(identity.userId)) return false;
   const account = newAccount(identity);
   const inserted = await query(
     `INSERT INTO hatchery.accounts (id, email, nickname, status) VALUES ($1, $2, $3, 'ACTIVE')
      ON CONFLICT DO NOTHING RETURNING id`,
     [account.id, account.email, account.nickname],
   );
-  if (inserted.length > 0) addMetric('AccountsProvisioned');
-  if (inserted.length > 0 || (await findAccount(identity.userId))) return;
+  if (inserted.length > 0) {
+    addMetric('AccountsProvisioned');
+    return true;
+  }
+  if (await findAccount(identity.userId)) return false;
   addMetric('ProvisioningConflicts');
   throw emailTaken();
 }

@@ -1,11 +1,26 @@
 import { JwtVerifier } from 'aws-jwt-verify';
-import { FetchError, JwtBaseError, JwtExpiredError, NonRetryableFetchError } from 'aws-jwt-verify/error';
+import {
+  FetchError,
+  JwtBaseError,
+  JwtExpiredError,
+  JwtInvalidAudienceError,
+  JwtInvalidIssuerError,
+  JwtInvalidSignatureAlgorithmError,
+  JwtInvalidSignatureError,
+  JwtNotBeforeError,
+  JwtParseError,
+  JwtWithoutValidKidError,
+  KidNotFoundInJwksError,
+  NonRetryableFetchError,
+  WaitPeriodNotYetEndedJwkError,
+} from 'aws-jwt-verify/error';
 import type { Fetcher } from 'aws-jwt-verify/https';
 import { SimpleJwksCache } from 'aws-jwt-verify/jwk';
 import { brokenIdTokenRule, identityFromClaims, issuerFor, type Identity } from '@hatchery/core/accounts/identity';
 import { identitySettings } from '@hatchery/platform/config/identity';
 import { AppError } from '@hatchery/core/errors';
 import { addLogContext } from '@hatchery/platform/telemetry/logger';
+import { tokenRefused, type TokenRefusal } from '../security-events';
 import type { HttpMiddleware } from './types';
 
 class InvalidTokenError extends Error {}
@@ -48,8 +63,27 @@ function createVerifier() {
 // Module scope: one verifier, and so one JWKS cache, per Lambda instance, reused across invocations.
 let verifier: ReturnType<typeof createVerifier> | undefined;
 
-const unauthorized = (detail: string, error?: string) =>
-  new AppError('unauthorized', detail, undefined, error ? { 'www-authenticate': `Bearer error="${error}"` } : undefined);
+/** What each failed check of the token is refused as, the first that the error is an instance of. */
+const refusalsByError: [abstract new (...args: never[]) => Error, TokenRefusal][] = [
+  [JwtParseError, 'malformed'],
+  [JwtInvalidSignatureError, 'badSignature'],
+  [JwtInvalidSignatureAlgorithmError, 'badSignature'],
+  [JwtWithoutValidKidError, 'unknownKey'],
+  [KidNotFoundInJwksError, 'unknownKey'],
+  [WaitPeriodNotYetEndedJwkError, 'unknownKey'],
+  [JwtInvalidIssuerError, 'wrongIssuer'],
+  [JwtInvalidAudienceError, 'wrongAudience'],
+  [JwtExpiredError, 'expired'],
+  [JwtNotBeforeError, 'notYetValid'],
+  [InvalidTokenError, 'brokenRule'],
+  [JwtBaseError, 'invalid'],
+];
+
+/** A 401, with its line in the audit trail. */
+function refuse(reason: TokenRefusal, detail: string, error?: string): AppError {
+  tokenRefused(reason);
+  return new AppError('unauthorized', detail, undefined, error ? { 'www-authenticate': `Bearer error="${error}"` } : undefined);
+}
 
 /** Verifies an identity-provider ID token by every rule Firebase publishes (signature by the JWKS, issuer, audience, times, subject) and returns its identity; 401 otherwise. */
 export async function verifyIdToken(token: string): Promise<Identity> {
@@ -59,12 +93,12 @@ export async function verifyIdToken(token: string): Promise<Identity> {
     payload = await verifier.verify(token);
   } catch (error) {
     if (error instanceof FetchError) throw new AppError('unavailable', 'The identity provider’s keys cannot be fetched; try again shortly.');
-    if (error instanceof JwtExpiredError) throw unauthorized('The bearer token has expired.', 'invalid_token');
-    if (error instanceof JwtBaseError || error instanceof InvalidTokenError) throw unauthorized('The bearer token is invalid.', 'invalid_token');
-    throw error;
+    const reason = refusalsByError.find(([type]) => error instanceof type)?.[1];
+    if (reason === undefined) throw error;
+    throw refuse(reason, reason === 'expired' ? 'The bearer token has expired.' : 'The bearer token is invalid.', 'invalid_token');
   }
   const identity = identityFromClaims(payload);
-  if (!identity) throw unauthorized('The bearer token names no user.', 'invalid_token');
+  if (!identity) throw refuse('brokenRule', 'The bearer token names no user.', 'invalid_token');
   return identity;
 }
 
@@ -79,7 +113,7 @@ export function bearerToken(authorization: string | undefined): string | undefin
 export const authenticate = (): HttpMiddleware => ({
   before: async (request) => {
     const token = bearerToken(request.event.headers?.authorization);
-    if (!token) throw unauthorized('A bearer token is required.');
+    if (!token) throw refuse('missing', 'A bearer token is required.');
     const caller = await verifyIdToken(token);
     request.context.caller = caller;
     addLogContext({ accountId: caller.userId });
