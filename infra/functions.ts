@@ -33,8 +33,8 @@ export const sizing = {
   http: { memory: '1024 MB', timeout: `${functionTimeoutSeconds.http} seconds` },
   hub: { memory: '512 MB', timeout: `${functionTimeoutSeconds.hub} seconds` },
   migrator: { memory: '512 MB', timeout: '5 minutes' },
-  /** One full vCPU (1,769 MB): posting (signing each request) is CPU-bound. The timeout is core's fanOutLimits.shardTimeoutMs. */
-  fanOut: { memory: '1769 MB', timeout: '5 minutes' },
+  /** One full vCPU (1,769 MB): posting (signing each request) is CPU-bound. */
+  fanOut: { memory: '1769 MB', timeout: `${functionTimeoutSeconds.fanOut} seconds` },
 } as const satisfies Record<string, Pick<sst.aws.FunctionArgs, 'memory' | 'timeout'>>;
 
 /** The CloudWatch namespace of the service's metrics: one per stage, so stages sharing an account stay apart. */

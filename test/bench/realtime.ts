@@ -4,6 +4,7 @@ import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { BatchWriteCommand, DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { config } from '@hatchery/platform/config';
 import { dynamoClient as serviceDynamoClient } from '@hatchery/platform/aws/dynamo';
+import { deliveryDeadlines } from '@hatchery/platform/aws/deadlines';
 import { ensureTable } from '@hatchery/platform/aws/table';
 import { notificationChannel } from '@hatchery/core/indexer/names';
 import { readListingsSnapshot } from '@hatchery/core/realtime/changes';
@@ -403,7 +404,7 @@ export const realtimeBench: BenchSection = async ({ stack, sql }) => {
               handler: fanOutHandler,
               functionName: 'fan-out',
               event: { event: `bench#${randomUUID()}`, shard, frame },
-              timeoutMs: fanOutLimits.shardTimeoutMs * 10,
+              timeoutMs: deliveryDeadlines.shardTimeoutMs * 10,
             });
             return performance.now() - t;
           }),
@@ -430,7 +431,7 @@ export const realtimeBench: BenchSection = async ({ stack, sql }) => {
           handler: fanOutHandler,
           functionName: 'fan-out',
           event: { event: `bench#${randomUUID()}`, shard: run, frame },
-          timeoutMs: fanOutLimits.shardTimeoutMs * 10,
+          timeoutMs: deliveryDeadlines.shardTimeoutMs * 10,
         });
         times.push(performance.now() - t);
       }

@@ -27,7 +27,7 @@ import { statefulResources } from '../../infra/stateful';
 import { inBatches, runDeploy } from './sst/run';
 import { listenerMetrics } from '@hatchery/listener/metrics';
 import { lambdaRuntime, nodeMajor } from '../../infra/runtime';
-import { fanOutLimits } from '@hatchery/core/realtime/fan-out';
+import { functionTimeoutSeconds } from '@hatchery/functions/function-timeouts';
 
 const secrets = {
   SST_SECRET_IdpProjectId: 'hatchery-prod-7f3a',
@@ -216,7 +216,7 @@ describe('every function', () => {
     const hub = new Set([...routesOf(result, hubApi(result)).values()].map((each) => each.fn.id));
     const sizes: Record<string, { memorySize: number; timeout: number }> = {
       Migrator: { memorySize: 512, timeout: 300 },
-      FanOut: { memorySize: 1769, timeout: fanOutLimits.shardTimeoutMs / 1000 },
+      FanOut: { memorySize: 1769, timeout: functionTimeoutSeconds.fanOut },
     };
     for (const fn of functions) {
       const size = sizes[fn.id] ?? (hub.has(fn.id) ? { memorySize: 512, timeout: 10 } : { memorySize: 1024, timeout: 15 });

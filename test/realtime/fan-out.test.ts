@@ -6,6 +6,7 @@ import { config } from '@hatchery/platform/config';
 import { PutCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { MiddlewareStack } from '@smithy/types';
 import { dynamoClient as newDynamoClient } from '@hatchery/platform/aws/dynamo';
+import { deliveryDeadlines } from '@hatchery/platform/aws/deadlines';
 import { ensureTable } from '@hatchery/platform/aws/table';
 import { createIndexerSchema } from '@hatchery/core/indexer/schema';
 import { connectionShards, connectionStore, shardOf, shards } from '@hatchery/core/realtime/connections';
@@ -102,7 +103,9 @@ const received = (client: Client, payload: Omit<MarketChanged, 'version'> & { ve
 
 beforeAll(async () => {
   stack = await startTestStack({
-    functions: { [flaky]: { handler: 'test/realtime/flaky-shard.handler', timeoutMs: fanOutLimits.shardTimeoutMs, retries: fanOutLimits.shardRetries } },
+    functions: {
+      [flaky]: { handler: 'test/realtime/flaky-shard.handler', timeoutMs: deliveryDeadlines.shardTimeoutMs, retries: deliveryDeadlines.shardRetries },
+    },
   });
   // These tests drive the fan-out themselves; the stack's listener would compete for the lock.
   await stack.listener?.stop();

@@ -26,11 +26,17 @@ export interface ForgeResult {
 }
 
 export interface ForgeWaitOptions {
-  /** How long the event is waited for before the fallbacks (docs/realtime.md: 45 s). */
+  /** How long the event is waited for before the fallbacks (default forgeEventWaitMs, 45 s; docs/realtime.md). */
   timeoutMs?: number;
   /** The last step, after the endpoint: the caller's own read of the chain; undefined means not fulfilled. */
   pollChain?: (request: { address: string; requestId: string }) => Promise<{ tokenId: string; editionId: string } | undefined>;
 }
+
+/**
+ * How long waitForForgeFulfilled waits for the hub's event before it reads the forge requests: the listener stops
+ * trying a forgeFulfilled post no later, so an event that has not come by then is not coming.
+ */
+export const forgeEventWaitMs = 45_000;
 
 export class ForgeTimeoutError extends Error {
   constructor(
@@ -246,7 +252,7 @@ export function eventsOver(connection: HubLike, client: Client): Events {
         await stream?.reads;
         const already = stream?.known.get(requestId);
         if (already) return { requestId, tokenId: already.tokenId, editionId: already.editionId, source: 'api' };
-        const timedOut = new Promise<undefined>((resolve) => (timer = setTimeout(() => resolve(undefined), options.timeoutMs ?? 45_000)));
+        const timedOut = new Promise<undefined>((resolve) => (timer = setTimeout(() => resolve(undefined), options.timeoutMs ?? forgeEventWaitMs)));
         const early = await Promise.race([fromEvent, timedOut]);
         if (early) return early;
         return await Promise.race([fromEvent, fallback(client, address, requestId, options.pollChain)]);

@@ -4,17 +4,12 @@ import { shards, type ConnectionStore } from '@hatchery/core/realtime/connection
 import { forgeFulfilledMessage, marketChangedMessage } from '@hatchery/core/realtime/events';
 import { addDeliveries, inOnePage, noDelivery, post, type Delivery } from '@hatchery/core/realtime/fan-out';
 import type { DeliveryLedger } from '@hatchery/core/realtime/ledger';
+import { deliveryDeadlines } from '@hatchery/platform/aws/deadlines';
 import type { HubConnections } from '@hatchery/platform/aws/management';
 import type { Logger } from '@hatchery/platform/telemetry/logger';
 import { planBroadcast, type PeekedShard } from './broadcast-plan';
 import type { listenerMetrics } from './metrics';
 import { shardDeadline, type ShardInvoker } from './shards';
-
-/**
- * How long the listener keeps trying a forgeFulfilled post answered 429: after 45 s the buyer's client has given
- * up waiting and read its forge requests (the client's forge fallback, docs/realtime.md), so a later post is of no use.
- */
-const targetedDeadlineMs = 45_000;
 
 export interface BroadcasterParts {
   store: ConnectionStore;
@@ -131,7 +126,12 @@ export function broadcaster(parts: BroadcasterParts, metrics: ReturnType<typeof 
       }
       const postedAt = performance.now();
       const parts = { store, connections: forgeConnections, concurrency: fanOutConcurrency, log, pace: targetedPace };
-      const delivery = await post(store.group(fulfilment.buyer), forgeFulfilledMessage({ ...fulfilment, sequence }), parts, Date.now() + targetedDeadlineMs);
+      const delivery = await post(
+        store.group(fulfilment.buyer),
+        forgeFulfilledMessage({ ...fulfilment, sequence }),
+        parts,
+        Date.now() + deliveryDeadlines.targetedMs,
+      );
       count(delivery);
       counters.forgeFulfilled++;
       metrics.delivered('forgeFulfilled', delivery, postedAt);

@@ -1,8 +1,9 @@
 import { InvokeCommand } from '@aws-sdk/client-lambda';
+import { deliveryDeadlines, shardStopAt } from '@hatchery/platform/aws/deadlines';
 import { lambdaClient } from '@hatchery/platform/aws/lambda';
 import { config } from '@hatchery/platform/config';
 import { pacer, type Pacer } from '@hatchery/core/realtime/budget';
-import { fanOutLimits, deliverShard, type FanOutParts, type ShardDelivery, type ShardJob } from '@hatchery/core/realtime/fan-out';
+import { deliverShard, type FanOutParts, type ShardDelivery, type ShardJob } from '@hatchery/core/realtime/fan-out';
 import type { DeliveryLedger } from '@hatchery/core/realtime/ledger';
 
 /**
@@ -23,12 +24,12 @@ const deliveryOf = (payload: Uint8Array | undefined): ShardDelivery => {
  * listener learns when the shard is done, how many it reached and what 429s
  * left of its rate, so the next broadcast starts only once this one's posts
  * are over and the budget is never spent twice. An invocation that failed,
- * timed out included, is tried again `fanOutLimits.shardRetries` times: the
+ * timed out included, is tried again `deliveryDeadlines.shardRetries` times: the
  * retry resumes after the last connections the failed one claimed in the
  * delivery ledger, so no connection gets the frame twice.
  */
 export function functionShards(functionName: string, endpoint = config().LAMBDA_ENDPOINT): ShardInvoker {
-  const client = lambdaClient({ endpoint, invocationTimeoutMs: fanOutLimits.shardTimeoutMs });
+  const client = lambdaClient({ endpoint, invocationTimeoutMs: deliveryDeadlines.shardTimeoutMs });
   const encoder = new TextEncoder();
   return async (job) => {
     for (let attempt = 0; ; attempt++) {
@@ -36,13 +37,13 @@ export function functionShards(functionName: string, endpoint = config().LAMBDA_
         new InvokeCommand({ FunctionName: functionName, InvocationType: 'RequestResponse', Payload: encoder.encode(JSON.stringify(job)) }),
       );
       if (!FunctionError) return deliveryOf(Payload);
-      if (attempt >= fanOutLimits.shardRetries) throw new Error(`shard ${job.shard} failed ${attempt + 1} times: ${new TextDecoder().decode(Payload)}`);
+      if (attempt >= deliveryDeadlines.shardRetries) throw new Error(`shard ${job.shard} failed ${attempt + 1} times: ${new TextDecoder().decode(Payload)}`);
     }
   };
 }
 
 /** When a shard the listener posts itself stops posting: as a fan-out function's invocation would, so a 429 is not tried again forever. */
-export const shardDeadline = () => Date.now() + fanOutLimits.shardTimeoutMs - fanOutLimits.shardDeadlineMarginMs;
+export const shardDeadline = () => shardStopAt(deliveryDeadlines.shardTimeoutMs);
 
 /**
  * Every shard posted by the listener itself, with the fan-out function's code:

@@ -25,7 +25,8 @@ import { metricsRegistry, serveMetrics, type MetricsRegistry } from './metrics';
 import { startEmbeddedPostgres, type EmbeddedDatabase } from './postgres';
 import { claimDataDir, StartupError } from './record';
 import { localSettingsSchema, quotaSettings } from './settings';
-import { fanOutLimits } from '@hatchery/core/realtime/fan-out';
+import { deliveryDeadlines } from '@hatchery/platform/aws/deadlines';
+import { functionTimeoutSeconds } from '@hatchery/functions/function-timeouts';
 
 export interface StackOptions {
   /** 0 picks a free port (tests). */
@@ -140,7 +141,7 @@ export async function startStack(options: StackOptions): Promise<RunningStack> {
     const workers = workerPool(options.fanOutWorkers);
     const lambda = lambdaApi(
       {
-        [localFanOutFunction]: { handler: fanOutHandler, timeoutMs: fanOutLimits.shardTimeoutMs, retries: fanOutLimits.shardRetries },
+        [localFanOutFunction]: { handler: fanOutHandler, timeoutMs: functionTimeoutSeconds.fanOut * 1000, retries: deliveryDeadlines.shardRetries },
         ...options.functions,
       },
       workers,

@@ -1,6 +1,7 @@
 import * as z from '@hatchery/platform/schema';
 import type { Logger } from '@hatchery/platform/telemetry/logger';
 import { connectionShards, type ConnectionStore } from './connections';
+import { deliveryDeadlines } from '@hatchery/platform/aws/deadlines';
 import type { HubConnections } from '@hatchery/platform/aws/management';
 import { webSocketApiQuotas } from '@hatchery/platform/aws/websocket-api';
 import type { Pacer } from './budget';
@@ -17,16 +18,6 @@ export const fanOutLimits = {
    * frames, which those clients see as a gap.
    */
   claimRun: 256,
-  /** Times the listener tries a failed shard invocation again (it fails before its first post, so a retry re-sends nothing). */
-  shardRetries: 2,
-  /**
-   * The fan-out function's timeout (infra, and the local stack's Lambda service). A shard posts at its part of the
-   * broadcast budget, so it takes about as long as the whole audience at the budget: 5 minutes carry 1.3 million
-   * connections at the default budget's broadcast share (4,500 a second).
-   */
-  shardTimeoutMs: 300_000,
-  /** A shard invocation stops posting this long before its deadline, so a timeout never makes the retry re-send what was sent. */
-  shardDeadlineMarginMs: 2_000,
 } as const;
 
 export interface Delivery {
@@ -95,9 +86,6 @@ export interface FanOutParts {
   /** The posts' pacer (./budget.ts): the lane's share of the fan-out budget, and what 429s taught it. */
   pace: Pacer;
 }
-
-/** Times a claim that failed is tried again before the shard stops. */
-const claimRetries = 3;
 
 /** How long a post that never reached API Gateway (or a claim that failed) waits before it is tried again, doubling up to a second. */
 const unsentBackoffMs = (attempt: number) => Math.min(1_000, 50 * 2 ** attempt);
@@ -257,7 +245,7 @@ export async function deliverShard(job: ShardJob, parts: FanOutParts, ledger: De
         return won;
       } catch (error) {
         const wait = unsentBackoffMs(attempt);
-        if (attempt >= claimRetries || Date.now() + wait >= stopAt) {
+        if (attempt >= deliveryDeadlines.claimRetries || Date.now() + wait >= stopAt) {
           claimFailure = error;
           return false;
         }

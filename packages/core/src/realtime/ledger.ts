@@ -25,7 +25,7 @@ export interface DeliveryLedger {
 const epochSeconds = (ms: number) => Math.floor(ms / 1000);
 const day = 24 * 60 * 60_000;
 /** A shard's claim is read only by the retries of one broadcast, within minutes. */
-const shardClaimLifetimeMs = day;
+export const shardClaimLifetimeMs = day;
 /** Longer than any takeover or resumed cursor can reach back, so a re-read fulfilment still finds its claim. */
 const fulfilmentClaimLifetimeMs = 30 * day;
 /** A buyer's stream number outlives any client's session; one that expires starts again at 1, which a client takes as a gap. */

@@ -6,6 +6,7 @@ import { connectionStore } from '@hatchery/core/realtime/connections';
 import { pacer } from '@hatchery/core/realtime/budget';
 import { fanOutLimits, deliverShard, shardJobSchema, type ShardDelivery } from '@hatchery/core/realtime/fan-out';
 import { deliveryLedger } from '@hatchery/core/realtime/ledger';
+import { shardStopAt } from '@hatchery/platform/aws/deadlines';
 import { managementConnections } from '@hatchery/platform/aws/management';
 import { publishMetrics } from '../middleware/metrics';
 import { shardMetrics } from '../middleware/shard-metrics';
@@ -33,8 +34,12 @@ async function fanOutShard(event: unknown, context: Pick<Context, 'getRemainingT
   const endpoint = awsSettings().WEBSOCKET_MANAGEMENT_ENDPOINT;
   if (!endpoint) throw new Error('The fan-out function needs WEBSOCKET_MANAGEMENT_ENDPOINT (the WebSocket API management endpoint).');
   const connections = managementConnections(endpoint, fanOutLimits.concurrency, 'broadcast');
-  const stopAt = Date.now() + context.getRemainingTimeInMillis() - fanOutLimits.shardDeadlineMarginMs;
-  const delivery = await deliverShard(job, { store, connections, concurrency: fanOutLimits.concurrency, log, pace }, ledger, stopAt);
+  const delivery = await deliverShard(
+    job,
+    { store, connections, concurrency: fanOutLimits.concurrency, log, pace },
+    ledger,
+    shardStopAt(context.getRemainingTimeInMillis()),
+  );
   log.debug({ shard: job.shard, ...delivery }, 'shard fanned out');
   return delivery;
 }

@@ -2,6 +2,7 @@ import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { NodeHttpHandler } from '@smithy/node-http-handler';
 import { awsSettings } from '../config/aws';
+import { deliveryDeadlines } from './deadlines';
 import { keepAliveHandler } from './http';
 import { DeadlineRetryStrategy } from './retry';
 import { traceCalls } from './traced';
@@ -26,12 +27,11 @@ export const dynamoSettings = {
 /** How a caller's calls may be retried, and the deadline of one call, retries included. */
 export const dynamoCallers = {
   /**
-   * The hub's connection records and the listener's state: reads and
-   * idempotent writes, retried whatever failed. 2 s: a fan-out shard stops
-   * posting 2 s before its timeout (core's fanOutLimits.shardDeadlineMarginMs) and may
-   * then still remove a gone connection; a hub function's few calls fit its 10 s.
+   * The hub's connection records, the delivery ledger and the listener's
+   * state: reads and idempotent writes, retried whatever failed. A hub
+   * function's few calls fit its 10 s.
    */
-  records: { deadlineMs: 2_000, atMostOnce: false },
+  records: { deadlineMs: deliveryDeadlines.recordsCallMs, atMostOnce: false },
   /**
    * The rate limiter's ADD counts twice if re-sent after it took effect, so
    * it is retried only when DynamoDB refused it (throttled) or never saw it.

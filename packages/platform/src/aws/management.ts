@@ -1,5 +1,6 @@
 import { ApiGatewayManagementApiClient, DeleteConnectionCommand, PostToConnectionCommand } from '@aws-sdk/client-apigatewaymanagementapi';
 import { awsSettings } from '../config/aws';
+import { deliveryDeadlines } from './deadlines';
 import { keepAliveHandler } from './http';
 import { DeadlineRetryStrategy, neverSent } from './retry';
 import { isThrottled, retryAfterMs } from './throttling';
@@ -60,12 +61,7 @@ export const managementSettings = {
    * Retry-After, and one more attempt) within the deadline.
    */
   requestTimeoutMs: 800,
-  /**
-   * A fan-out shard stops posting 2 s before its timeout
-   * (core's fanOutLimits.shardDeadlineMarginMs): a post started just before then ends
-   * within 1.9 s.
-   */
-  deadlineMs: 1_900,
+  deadlineMs: deliveryDeadlines.managementCallMs,
   atMostOnce: true,
 } as const;
 
