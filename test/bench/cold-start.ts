@@ -9,7 +9,7 @@ import type { BenchSection } from './context';
  * the import (Lambda's init phase) and the first call, in fresh processes,
  * the median of BENCH_COLD_START_RUNS (default 31) per function, beside a
  * pg-only bundle of GET /editions' page query probed in the same rounds, and
- * the goals of test/infra/budgets.ts.
+ * the goals of test/budgets.json.
  */
 export const coldStartBench: BenchSection = async ({ stack, sql }) => {
   const loadAtStart = loadavg()[0]!;

@@ -6,7 +6,7 @@ import { build } from 'esbuild';
 import { afterAll, describe, expect, it } from 'vitest';
 import { httpRoutes } from '@hatchery/functions/routes';
 import { wsRoutes } from '@hatchery/functions/routes/realtime';
-import { readRouteNames, sizeBudget, sizeBudgets } from '../infra/budgets';
+import { readRouteNames, sizeBudget, sizeBudgets } from '../support/budgets';
 import { buildLibraryFloor, directLibraries, floorSource } from '../infra/library-floor';
 import { editionsPageStatements } from '../infra/pg-only';
 import { selfTimes, type CpuProfile } from './cpu-profile';
@@ -15,7 +15,7 @@ import { selfTimes, type CpuProfile } from './cpu-profile';
 const workdir = mkdtempSync(join(tmpdir(), 'hatchery-instruments-'));
 afterAll(() => rmSync(workdir, { recursive: true, force: true }));
 
-describe('the size budgets of test/infra/budgets.ts', () => {
+describe('the size budgets of test/budgets.json', () => {
   it('give /accounts/me and what is under it the account budget, other HTTP routes the HTTP one (wallet reads included), the hub and fan-out theirs; exempt the migrator alone', () => {
     const budgets = Object.fromEntries(
       Object.values(httpRoutes).map((route) => [`${route.method} ${route.path}`, sizeBudget({ role: 'http', key: `${route.method} ${route.path}` })]),

@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { migrationsDir } from '@hatchery/core/migrate';
 import { demoSizes } from '@hatchery/local/demo-data';
 import { startTestStack, type TestStack } from '../support/stack';
-import { sizeBudget } from './budgets';
+import { sizeBudget } from '../support/budgets';
 import { measureColdStarts, migratorId, printColdStarts, type ColdStart } from './cold-start';
 
 /**
@@ -53,7 +53,7 @@ describe('function bundles', () => {
     }
   });
 
-  it('keeps each function’s bundle within its budget (test/infra/budgets.ts; the migrator exempt)', () => {
+  it('keeps each function’s bundle within its budget (test/budgets.json; the migrator exempt)', () => {
     const over = rows.flatMap((row) => {
       const budget = sizeBudget({ role: row.via!, key: row.key });
       if (budget === 'exempt') return [];

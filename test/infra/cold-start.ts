@@ -9,7 +9,7 @@ import { originVerifyHeader } from '@hatchery/functions/origin-verify';
 import { httpRoutes, type HttpRoute } from '@hatchery/functions/routes';
 import { fanOutHandler, type WsEvent } from '@hatchery/functions/routes/realtime';
 import { bundleOf, httpEvent, probe, type Bundle, type Probe } from '../support/bundles';
-import { floorRatioGoal, sizeBudget, sizeBudgets, verdict, type FunctionRole } from './budgets';
+import { floorRatioGoal, sizeBudget, sizeBudgets, verdict, type FunctionRole } from '../support/budgets';
 import { libraryFloors, type LibraryFloor } from './library-floor';
 import { buildPgOnlyBaseline, pgOnlyBaselineSummary } from './pg-only';
 import { deployedFunctions, only, routesOf, state, type DeployedFunction } from './sst/deployed';
@@ -303,7 +303,7 @@ function budgetCell(row: ColdStart): string {
 /**
  * One line per function: bundle size (and gzipped, about its zip), its size
  * budget, import time (Lambda's init phase) and, with a baseline, its ratio to
- * the pg-only bundle's, and the first call's time; then the goals of test/infra/budgets.ts.
+ * the pg-only bundle's, and the first call's time; then the goals of test/budgets.json.
  */
 export function printColdStarts(rows: readonly ColdStart[], options: { times?: number; baseline?: ColdStart; loadAtStart?: number } = {}): void {
   const { times = 1, baseline, loadAtStart = loadavg()[0]! } = options;
@@ -367,7 +367,7 @@ const floorRatio = (row: ColdStart) => (row.floor && !row.floor.probe.error && !
 
 /** The goals beside this run's figures: each size group's largest bundle, every function's import against its floor. */
 function printGoals(rows: readonly ColdStart[]): void {
-  console.log('Goals (test/infra/budgets.ts):');
+  console.log('Goals (test/budgets.json):');
   const budgeted = rows.flatMap((row) => {
     const budget = row.via && sizeBudget({ role: row.via, key: row.key });
     return budget && budget !== 'exempt' ? [{ row, budget }] : [];

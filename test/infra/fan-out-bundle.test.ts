@@ -75,7 +75,7 @@ describe('the fan-out function’s bundle', () => {
     expect(result.result).toEqual({ sent: 1, gone: 0, failed: 0, skipped: 0, paceFactor: 1 });
     await waitFor(() => market.length === 1, 'the frame at the client');
     expect(market).toEqual([payload]);
-    // Self-contained and small: its size budget (test/infra/budgets.ts) is asserted with every function's in bundles.test.ts.
+    // Self-contained and small: its size budget (test/budgets.json) is asserted with every function's in bundles.test.ts.
     expect(target.bundle.bytes).toBeLessThan(2 * 1024 * 1024);
   });
 });

@@ -1,9 +1,17 @@
 import type { HttpRouteName } from '@hatchery/functions/routes';
+import budgets from '../budgets.json' with { type: 'json' };
 
 /**
- * The goals of lean functions, in one place: test/infra/bundles.test.ts
- * asserts the size budgets; the bench's cold-start and warm sections print every
- * goal beside their figures.
+ * The goals of lean functions and of the client, held as data in test/budgets.json:
+ * test/infra/bundles.test.ts asserts the bundles' size budgets, test/unit/client/package.test.ts the client's, and
+ * the bench's cold-start and warm sections print every goal beside their figures.
+ *
+ * A bundle budget is its group's largest library floor (test/infra/library-floor.ts, which the cold-start section prints) with
+ * a quarter more for Hatchery's own code: Powertools Logger and Metrics, Middy, zod, sst's Resource and pg for a
+ * read; the AWS SDK's DynamoDB document client, aws-jwt-verify and viem besides for an account function; the SDK's
+ * DynamoDB and management clients for the hub and the fan-out. The HTTP budget holds the paged reads where they
+ * are, above that quarter: the query grammar and compiler, the cursor, the page statements and the read-model
+ * derivation are about 30 KB of them. A budget rises only with its floor, or on purpose.
  */
 
 /** What a deployed function does, which sets its budget. */
@@ -15,28 +23,17 @@ export interface SizeBudget {
   bytes: number;
 }
 
-const kib = 1024;
+const goals = budgets satisfies {
+  bundles: Record<'http' | 'account' | 'hub', SizeBudget>;
+  client: { goal: string; gzipBytes: number };
+  coldStart: { importOverLibraryFloor: number };
+  warm: { overheadMs: number; overPg: number };
+};
 
-/**
- * Each group's largest library floor (library-floor.ts: only the functions' own third-party libraries,
- * constructed as they construct them), as `BENCH_SECTIONS=cold-start npm run bench` printed it on
- * 2026-11-26: Powertools Logger and Metrics, Middy, zod, sst's Resource and pg for a read; the AWS SDK's
- * DynamoDB document client, aws-jwt-verify and viem besides for an account function; the SDK's DynamoDB and
- * management clients for the hub and the fan-out.
- */
-export const floorBytes = { http: 152 * kib, account: 523 * kib, hub: 427 * kib } as const;
+export const sizeBudgets = goals.bundles;
 
-/** The margin the floor goal allows Hatchery's own code: 1.25× the floor. */
-const withMargin = (floor: number) => Math.ceil(floor * 1.25);
-
-export const sizeBudgets = {
-  // The floor's 1.25× would be 190 KB; the paged reads are 205–206 KB (the query grammar and compiler, the cursor, the
-  // page statements and the read-model derivation are about 30 KB of it, the logger's guard that keeps a log call from
-  // ever throwing 3 KB), so this budget holds them where they are rather than at the goal.
-  http: { goal: 'HTTP read, health, docs, negotiate bundles', bytes: 210 * kib },
-  account: { goal: 'account bundles (/accounts/me…)', bytes: withMargin(floorBytes.account) },
-  hub: { goal: 'hub and fan-out bundles', bytes: withMargin(floorBytes.hub) },
-} as const satisfies Record<string, SizeBudget>;
+/** @hatchery/client, minified and gzipped, without its peer @microsoft/signalr. */
+export const clientBudget = goals.client;
 
 /** The account routes: /accounts/me and what is under it (verify a token, provision, link a wallet), not /accounts/{address}. */
 const isAccountRoute = (key: string) => /^[A-Z]+ \/accounts\/me(\/|$)/.test(key);
@@ -45,7 +42,7 @@ const isAccountRoute = (key: string) => /^[A-Z]+ \/accounts\/me(\/|$)/.test(key)
  * The budget of one deployed function, by what serves it (`key` is its route
  * key where a route serves it). The migrator is exempt: it carries
  * node-pg-migrate and runs once per deploy, never in a user's request. A
- * function of another kind has no budget, which bundles.test.ts reports, so a
+ * function of another kind has no budget, which test/infra/bundles.test.ts reports, so a
  * new kind of function is given one on purpose.
  */
 export function sizeBudget(fn: { role: FunctionRole; key: string }): SizeBudget | 'exempt' | undefined {
@@ -79,15 +76,15 @@ export const readRouteNames = [
  * The goal is against the function's own libraries, not the pg-only bundle: a
  * read's libraries alone (Powertools, Middy, zod, pg) import slower than that
  * bundle, so only what Hatchery's code adds can be held to a ratio. The bench
- * still prints each function's import against the pg-only bundle, as the cost
+ * prints each function's import against the pg-only bundle too, as the cost
  * of everything over pg.
  */
 
-/** Every function's import (Lambda's init phase) at most this many times its library floor's (library-floor.ts), measured in the same run. */
-export const floorRatioGoal = 1.25;
+/** Every function's import (Lambda's init phase) at most this many times its library floor's (test/infra/library-floor.ts), measured in the same run. */
+export const floorRatioGoal = goals.coldStart.importOverLibraryFloor;
 
 /** A read handler's warm invocation beside the same SQL through pg in the same process, as deployed (info logs, metrics, tracing). */
-export const warmGoals = { overheadMs: 0.1, ratio: 1.3 } as const;
+export const warmGoals = goals.warm;
 
 /** "met" or "NOT met", for the goal lines the bench prints. */
 export const verdict = (met: boolean) => (met ? 'met' : 'NOT met');
