@@ -2,7 +2,8 @@ import type { Queryable } from '../db';
 import { readFreshness } from '../indexer/freshness-read';
 import { indexerTable } from '../indexer/names';
 import { revertedSuffix, zeroAddress, type EventType } from './catalogue';
-import { detectAbove, detectOwnerChanges, entityOfListing, highestBlock, type Candidate, type Detected, type OpenEvent } from './detection';
+import { ascending } from './replay';
+import { detectAbove, detectOwnerChanges, highestBlock, type Candidate, type Detected, type OpenEvent } from './detection';
 
 /**
  * The event log's one writer (docs/webhooks.md): a pass compares what the
@@ -149,8 +150,8 @@ async function pass(session: Queryable): Promise<AppendOutcome> {
   await session.query('ROLLBACK TO SAVEPOINT freshness');
   const chains = freshness === 'unknown' ? [] : freshness.chains;
   const chainId = chains.length === 1 ? chains[0]!.chainId : null;
-  const finalized = chains.length ? chains.map((chain) => BigInt(chain.finalizedBlock)).reduce((a, b) => (a < b ? a : b)) : undefined;
-  const head = chains.length ? chains.map((chain) => BigInt(chain.block)).reduce((a, b) => (a > b ? a : b)) : undefined;
+  const finalized = ascending(chains.map((chain) => BigInt(chain.finalizedBlock)))[0];
+  const head = ascending(chains.map((chain) => BigInt(chain.block))).at(-1);
 
   const state = states[0];
   if (!state) {

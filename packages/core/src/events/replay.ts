@@ -41,6 +41,9 @@ export interface EventQuery {
   limit: number;
 }
 
+/** Block numbers, lowest first (Math's min and max take no bigint). */
+export const ascending = (blocks: readonly bigint[]): bigint[] => [...blocks].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+
 export const eventId = (position: number) => `evt_${position}`;
 
 const cursorPrefix = 'p';
@@ -60,8 +63,7 @@ export function positionOf(cursor: string | undefined): number | undefined {
 /** The block a finality covers, the lowest over the indexer's chains; undefined when the indexer says nothing of it. */
 export function coveredBlock(freshness: Freshness, finality: Exclude<Finality, 'latest'>): string | undefined {
   if (freshness === 'unknown') return undefined;
-  const blocks = freshness.chains.map((chain) => BigInt(finality === 'safe' ? chain.safeBlock : chain.finalizedBlock));
-  return blocks.reduce((a, b) => (a < b ? a : b)).toString();
+  return ascending(freshness.chains.map((chain) => BigInt(finality === 'safe' ? chain.safeBlock : chain.finalizedBlock)))[0]?.toString();
 }
 
 type Row = {
