@@ -10,7 +10,7 @@ import type { HttpContext, HttpResult } from '@hatchery/functions/middleware/typ
 import { useLogDestination } from '@hatchery/platform/telemetry/logger';
 import { setEmfSink } from '@hatchery/platform/telemetry/metrics';
 import { httpEvent } from '../../support/bundles';
-import { repository } from '../../support/docs';
+import { docBlock, repository, where } from '../../support/docs';
 
 /**
  * The audit trail (docs/operating.md, Audit trail), as the real handlers and
@@ -150,12 +150,16 @@ describe('the audit trail', () => {
     ]);
   });
 
-  it("is listed in docs/operating.md: each line's message and each reason a token is refused for", async () => {
+  it("is listed in docs/operating.md: each line's message and each reason a token is refused for, and its query finds every line", async () => {
     const { securityEvents, tokenRefusals } = await import('@hatchery/functions/security-events');
     const operating = readFileSync(`${repository}/docs/operating.md`, 'utf8');
-    const section = operating.slice(operating.indexOf('## Audit trail'), operating.indexOf('\n## ', operating.indexOf('## Audit trail') + 1));
-    expect(section).toMatch(/^## Audit trail/);
-    for (const message of Object.values(securityEvents)) expect(section).toContain(`\`${message}\``);
+    const start = operating.indexOf('\n## Audit trail\n');
+    expect(start).toBeGreaterThan(0);
+    const section = operating.slice(start, operating.indexOf('\n## ', start + 1));
+    for (const message of Object.values(securityEvents)) expect(section).toContain(`| \`${message}\``);
     for (const reason of tokenRefusals) expect(section).toContain(`\`${reason}\``);
+    const query = docBlock('audit-trail-query');
+    const filtered = /filter message in (\[.*\])/.exec(query.text)?.[1];
+    expect(JSON.parse(filtered ?? '[]'), where(query)).toEqual(Object.values(securityEvents));
   });
 });
