@@ -4,7 +4,7 @@ import type { APIGatewayProxyEventV2 } from 'aws-lambda';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { httpRoutes, type HttpRoute } from '@hatchery/functions/routes';
-import { client, freshCaller, type Challenge } from '../accounts/support';
+import { challengeRow, client, freshCaller, type Challenge } from '../accounts/support';
 import { docBlock, where } from '../support/docs';
 import { startTestStack, type TestStack } from '../support/stack';
 import { httpEvent as event, stackBacking } from '../support/bundles';
@@ -59,11 +59,13 @@ describe('log lines', () => {
       { route: httpRoutes.getMe, event: event(httpRoutes.getMe, { token: me.token }) },
       { route: httpRoutes.linkWallet, event: event(httpRoutes.linkWallet, { token: me.token, body: { address: signer.address, signature } }) },
     ];
-    const { stdout, logs, emf } = await invoke(invocations);
-    expect(logs.map((line) => [line.message, line.status, line.route])).toEqual([
+    const { stdout, logs: lines, emf } = await invoke(invocations);
+    expect(lines.map((line) => [line.message, line.status, line.route])).toEqual([
       ['request', 200, 'GET /accounts/me'],
+      ['wallet linked', undefined, 'POST /accounts/me/wallet'],
       ['request', 200, 'POST /accounts/me/wallet'],
     ]);
+    const logs = lines.filter((line) => line.message === 'request');
     logs.forEach((line, index) => {
       expect(line).toMatchObject({
         service: 'hatchery',
@@ -92,7 +94,8 @@ describe('log lines', () => {
     ];
     // DynamoDB unreachable: the rate limiter logs its failure from the domain, then the request is 503.
     const { stdout, logs } = await invoke(invocations, { DYNAMODB_ENDPOINT: 'http://127.0.0.1:9' });
-    const [failure, nonce, unauthorized] = logs;
+    const [provisioned, failure, nonce, refused, unauthorized] = logs;
+    expect(provisioned).toMatchObject({ level: 'INFO', message: 'account provisioned', requestId: invocations[0]!.event.requestContext.requestId });
     expect(failure).toMatchObject({
       level: 'ERROR',
       message: 'rate-limit counter update failed',
@@ -102,6 +105,8 @@ describe('log lines', () => {
     });
     expect(failure!.function_request_id).toBe(nonce!.function_request_id);
     expect(nonce).toMatchObject({ message: 'request', status: 503, route: 'POST /accounts/me/wallet/nonce' });
+    expect(refused).toMatchObject({ level: 'INFO', message: 'token refused', reason: 'malformed', requestId: invocations[1]!.event.requestContext.requestId });
+    expect(refused).not.toHaveProperty('accountId');
     expect(unauthorized).toMatchObject({
       message: 'request',
       status: 401,
@@ -109,8 +114,40 @@ describe('log lines', () => {
       requestId: invocations[1]!.event.requestContext.requestId,
     });
     expect(unauthorized).not.toHaveProperty('accountId');
-    expect(logs).toHaveLength(3);
+    expect(logs).toHaveLength(5);
     expect(stdout).not.toContain(me.token);
     expect(stdout).not.toContain('not-a-jwt');
+  }, 90_000);
+
+  it("at the default level, the audit trail of an account's events (docs/operating.md, Audit trail): each its own INFO line naming the request, the account and the wallet, none the token or the signature", async () => {
+    const caller = freshCaller('audit');
+    const token = await stack.idp.signToken(caller);
+    // The first request provisions the account; the challenge it asks for is signed here, between the two processes.
+    const first = [
+      { route: httpRoutes.getMe, event: event(httpRoutes.getMe, { token }) },
+      { route: httpRoutes.requestWalletNonce, event: event(httpRoutes.requestWalletNonce, { token }) },
+    ];
+    const provisioning = await invoke(first, { LOG_LEVEL: '' });
+    const signer = privateKeyToAccount(generatePrivateKey());
+    const signature = await signer.signMessage({ message: (await challengeRow(stack, caller.uid))!.message });
+    const link = () => ({ route: httpRoutes.linkWallet, event: event(httpRoutes.linkWallet, { token, body: { address: signer.address, signature } }) });
+    // The same signature posted twice: the second finds no challenge.
+    const then = [link(), link(), { route: httpRoutes.unlinkWallet, event: event(httpRoutes.unlinkWallet, { token }) }];
+    const linking = await invoke(then, { LOG_LEVEL: '' });
+    const requestIdOf = (invocation: { event: APIGatewayProxyEventV2 }) => invocation.event.requestContext.requestId;
+    const own = ({ level, message, requestId, accountId, wallet, reason }: Record<string, unknown>) =>
+      Object.fromEntries(Object.entries({ level, message, requestId, accountId, wallet, reason }).filter(([, value]) => value !== undefined));
+    const wallet = signer.address.toLowerCase();
+    const audit = [...provisioning.logs, ...linking.logs].filter((line) => line.message !== 'request');
+    expect(audit.map(own)).toEqual([
+      { level: 'INFO', message: 'account provisioned', requestId: requestIdOf(first[0]!), accountId: caller.uid },
+      { level: 'INFO', message: 'wallet linked', requestId: requestIdOf(then[0]!), accountId: caller.uid, wallet },
+      { level: 'INFO', message: 'wallet link refused', requestId: requestIdOf(then[1]!), accountId: caller.uid, wallet, reason: 'noChallenge' },
+      { level: 'INFO', message: 'wallet unlinked', requestId: requestIdOf(then[2]!), accountId: caller.uid, wallet },
+    ]);
+    for (const stdout of [provisioning.stdout, linking.stdout]) {
+      expect(stdout).not.toContain(token.split('.')[2]);
+      expect(stdout).not.toContain(signature.slice(2));
+    }
   }, 90_000);
 });
