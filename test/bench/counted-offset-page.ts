@@ -3,7 +3,7 @@ import { compilePage, type ListSource, type PageQuery, type ServerConditions, ty
 
 /**
  * A page as one round trip of an exact count over the whole read model (joins included) driving a lateral page
- * query by OFFSET: what every page ran before counts were shared and pages read by key, kept as the bench's baseline.
+ * query by OFFSET, neither sharing its count nor reading by key: the bench's baseline for a list's page.
  */
 export function countedOffsetPageStatement(source: ListSource, request: PageQuery, serverConditions?: ServerConditions): Statement {
   const { where, terms, params } = compilePage(source, request, serverConditions);

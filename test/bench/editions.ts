@@ -4,7 +4,7 @@ import type { BenchSection } from './context';
 import { measureInChild, printTable, type Row } from './measure';
 import { countedOffsetPageStatement } from './counted-offset-page';
 
-/** GET /editions through the local gateway beside today's statement sent straight through pg; both loads in their own processes. */
+/** GET /editions through the local gateway beside the counted offset page sent straight through pg; both loads in their own processes. */
 export const editionsBench: BenchSection = async ({ stack, concurrency, durationMs }) => {
   const cases: Array<{ name: string; query: Record<string, string> }> = [
     { name: 'GET /editions (default page)', query: {} },
@@ -23,7 +23,12 @@ export const editionsBench: BenchSection = async ({ stack, concurrency, duration
       durationMs,
       postgresPid: stack.postgres?.pid,
     });
-    rows.push({ name, gateway, baseline, baselineName: `today's statement (page and exact count in one) as raw SQL through pg, concurrency ${concurrency}` });
+    rows.push({
+      name,
+      gateway,
+      baseline,
+      baselineName: `the counted offset page (page and exact count in one) as raw SQL through pg, concurrency ${concurrency}`,
+    });
   }
   printTable('Editions', rows);
 };

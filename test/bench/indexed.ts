@@ -20,7 +20,7 @@ interface Case {
   serverConditions?: (params: Params) => string[];
   /** Scoped to one wallet: its plan must not scan a large table sequentially. */
   scoped: boolean;
-  /** The issue-10 goal: at least this many times the throughput of today's statement. */
+  /** The goal: at least this many times the throughput of the counted offset page (counted-offset-page.ts). */
   goal?: number;
 }
 
@@ -94,9 +94,8 @@ async function planCheck(sql: pg.Pool, statements: Array<{ text: string; values:
 }
 
 /**
- * Every list endpoint through the local gateway beside today's statement (the
- * page and its exact count in one, as before counts were shared) sent straight through
- * pg, at the same concurrency. Both loads run in a process of their own.
+ * Every list endpoint through the local gateway beside the counted offset page
+ * (counted-offset-page.ts) sent straight through pg, at the same concurrency. Both loads run in a process of their own.
  */
 export const indexedBench: BenchSection = async ({ stack, concurrency, durationMs, sql }) => {
   const rows: Row[] = [];
@@ -124,7 +123,7 @@ export const indexedBench: BenchSection = async ({ stack, concurrency, durationM
       name: `${name} (${body.totalCount})`,
       gateway,
       baseline,
-      baselineName: `today's statement (page and exact count in one) as raw SQL through pg, concurrency ${concurrency}`,
+      baselineName: `the counted offset page (page and exact count in one) as raw SQL through pg, concurrency ${concurrency}`,
     });
     if (goal) {
       const database =
@@ -132,7 +131,7 @@ export const indexedBench: BenchSection = async ({ stack, concurrency, durationM
           ? `; PostgreSQL CPU per request ${(baseline.databaseMsPerRequest / gateway.databaseMsPerRequest).toFixed(1)}x less`
           : '';
       goals.push(
-        `  ${name.padEnd(44)} ${(gateway.rps / baseline.rps).toFixed(1)}x today's statement's throughput (goal ${goal}x: ${gateway.rps >= goal * baseline.rps ? 'met' : 'NOT met'})${database}`,
+        `  ${name.padEnd(44)} ${(gateway.rps / baseline.rps).toFixed(1)}x the counted offset page's throughput (goal ${goal}x: ${gateway.rps >= goal * baseline.rps ? 'met' : 'NOT met'})${database}`,
       );
     }
   }

@@ -12,9 +12,9 @@ import type { BenchSection } from './context';
 /**
  * What a hub client's ping costs: the $default function's CPU per ping as
  * deployed (info logs, metrics, tracing), answered in place (its return
- * value, through the route response) beside the same function as it was
- * before, which answered through the management API (PostToConnection to the
- * local gateway). Each in fresh processes, round-robin, in this run.
+ * value, through the route response) beside the same function at
+ * BENCH_PING_BASELINE_REF, by default the last commit whose $default answered
+ * through the management API (PostToConnection to the local gateway). Each in fresh processes, round-robin, in this run.
  */
 const runs = Number(process.env.BENCH_COLD_START_RUNS ?? 5);
 const warmCalls = Number(process.env.BENCH_WARM_CALLS ?? 1000);

@@ -328,7 +328,7 @@ describe('the management API', () => {
       applied.set(id, (applied.get(id) ?? 0) + 1);
       // Every other connection answered late, past the request timeout; one connection reset after the post.
       if (id === 'Reset=') return 'reset';
-      // Past the old client's 3 s attempt timeout too, which re-sent such a post twice more.
+      // Past a 3 s attempt timeout too: no attempt timer may send such a post again.
       if (Number(id.slice(4, -1)) % 2 === 0) await new Promise((resolve) => setTimeout(resolve, 3_200));
       ok(response);
     });
@@ -348,8 +348,8 @@ describe('the management API', () => {
   });
 
   it('sends each post once when posts wait for a free socket behind a slow API', async () => {
-    // 20 posts through 2 sockets, each answered after 400 ms: the old client's attempt timer ran while a post waited for a
-    // socket, timed out posts already applied and sent them again (30 requests for 20 posts).
+    // 20 posts through 2 sockets, each answered after 400 ms: an attempt timer that ran while a post waited for a socket
+    // would time out posts already applied and send them again.
     const applied = new Map<string, number>();
     const server = await misbehaving(async (request, response) => {
       const id = connectionId(request.path);

@@ -1,6 +1,6 @@
 /**
- * The filter and sort grammar of Gridify (the .NET library the replaced
- * system used; docs/http-api.md, Queries), token for token: a
+ * The filter and sort grammar of Gridify (the .NET library the clients of the
+ * replaced system use; docs/http-api.md, Queries), token for token: a
  * lexer over the whole string, then a parser in which `,` (and) and `|` (or)
  * have equal precedence, left to right. Parsing knows nothing about SQL or
  * fields; parse.ts types the tree. Every failure is a GrammarError.

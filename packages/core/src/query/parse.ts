@@ -6,8 +6,8 @@ import { GrammarError, isBlank, parseFilter, parseOrderBy, type Condition, type 
 /**
  * A request read whole, before any SQL: its filter as a tree of conditions on
  * known fields with values of their types, its order as keys, and its cursor
- * decoded. compile.ts emits the SQL from it. The lengths were bounded by the
- * request's schema (page-query.ts). Every fault is a 422 naming its parameter.
+ * decoded. compile.ts emits the SQL from it. The request's schema
+ * (page-query.ts) bounds the lengths first. Every fault is a 422 naming its parameter.
  */
 
 export type Comparison = '=' | '!=' | '<' | '>' | '<=' | '>=';

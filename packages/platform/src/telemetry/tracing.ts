@@ -7,16 +7,16 @@ import { metricsService } from './metrics';
 
 /**
  * X-Ray tracing runs in Lambda only, and there unless
- * POWERTOOLS_TRACE_ENABLED=false (the variable Powertools' Tracer read, kept
- * so a deployment's settings keep their meaning). Elsewhere (the local stack,
- * the tests, the listener on Fargate, which has no X-Ray daemon) nothing is sent.
+ * POWERTOOLS_TRACE_ENABLED=false (Powertools' own switch, so a deployment's
+ * settings keep their meaning). Elsewhere (the local stack, the tests, the
+ * listener on Fargate, which has no X-Ray daemon) nothing is sent.
  *
  * Lambda's active tracing records each invocation itself (its facade segment);
  * what this adds are the subsegments inside it: the handler, and in it each
  * database round trip and AWS call. They are sent as independent subsegment
- * documents over UDP to the daemon Lambda runs, which is all the X-Ray SDK did
- * for us; the SDK and its dependencies were 120 KB of every function's bundle
- * (measured when the functions were slimmed). The handler's document carries its first calls inside it, so an
+ * documents over UDP to the daemon Lambda runs, which is all a function needs
+ * of the X-Ray SDK, so no bundle carries the SDK and its dependencies. The
+ * handler's document carries its first calls inside it, so an
  * invocation costs one datagram; calls beyond those go in documents of their
  * own, naming their parent, so a fan-out's thousands of posts never make one
  * document larger than a datagram.
