@@ -1,5 +1,6 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, normalize } from 'node:path';
+import ts from 'typescript';
 import { describe, expect, it } from 'vitest';
 import { healthSchema } from '@hatchery/core/health';
 import { docBlock, docPages, githubSlug, parseDoc, repository, where, type DocPage } from '../../support/docs';
@@ -9,9 +10,66 @@ import { docBlock, docPages, githubSlug, parseDoc, repository, where, type DocPa
  * relative link and anchor resolving, and every fenced block either run by a
  * test (`<!-- tested: id -->`, which a test reads through docBlock) or marked with why it
  * cannot run here (`<!-- not run: reason -->`). The blocks checked without a
- * stack are checked here too.
+ * stack are checked here too. Docs and comments state rules, so neither cites
+ * a date or a commit.
  */
 const pages = docPages();
+
+/**
+ * What a note of history cites: an ISO date (not one inside a path, such as an
+ * AWS API's version, nor a timestamp), or a commit id, abbreviated (7 to 12
+ * hex digits) or full (40), with a digit and a letter, standing as a word of
+ * its own (not a part of an address, a URL, a trace id or a UUID).
+ */
+const historyPatterns = [
+  { what: 'a date', pattern: /(?<![\w/.-])(?:19|20)\d\d-(?:0[1-9]|1[0-2])-(?:0[1-9]|[12]\d|3[01])(?![\w/-])/g },
+  { what: 'a commit', pattern: /(?<![\w/.:#-])(?=[0-9a-f]*\d)(?=[0-9a-f]*[a-f])(?:[0-9a-f]{7,12}|[0-9a-f]{40})(?![\w/-]|\.\w)/g },
+];
+
+/** Each date or commit `text` cites, as `<where>: a date <the date>`. */
+function historyCited(where: string, text: string): string[] {
+  return historyPatterns.flatMap(({ what, pattern }) => [...text.matchAll(pattern)].map((match) => `${where}: ${what} ${match[0]}`));
+}
+
+/** A page's prose: its lines outside fenced blocks (whose examples may hold any value), with their line numbers. */
+function proseLines(page: DocPage): { line: number; text: string }[] {
+  const fenced = new Set<number>();
+  for (const block of page.blocks) {
+    const bodyLines = block.text.split('\n').length - 1;
+    for (let line = block.line; line <= block.line + bodyLines + 1; line++) fenced.add(line);
+  }
+  return page.text.split('\n').flatMap((text, index) => (fenced.has(index + 1) ? [] : [{ line: index + 1, text }]));
+}
+
+/** The source files of packages/, infra/, test/ and the root configs, generated and installed folders aside. */
+function sourceFiles(): string[] {
+  const found: string[] = ['sst.config.ts', 'vitest.config.ts'];
+  const visit = (dir: string) => {
+    for (const entry of readdirSync(join(repository, dir), { withFileTypes: true })) {
+      const path = `${dir}/${entry.name}`;
+      if (entry.isDirectory()) {
+        if (!entry.name.startsWith('.') && !['node_modules', 'dist', 'generated'].includes(entry.name)) visit(path);
+      } else if (/\.(ts|mts|js|mjs)$/.test(entry.name)) found.push(path);
+    }
+  };
+  for (const dir of ['packages', 'infra', 'test']) visit(dir);
+  return found;
+}
+
+/** Every comment of a source file, with its line: the trivia before each token as TypeScript parses the file, so no string or regex is taken for one. */
+function comments(file: string, text: string = readFileSync(join(repository, file), 'utf8')): { line: number; text: string }[] {
+  const source = ts.createSourceFile(file, text, ts.ScriptTarget.Latest, true);
+  const found = new Map<number, { line: number; text: string }>();
+  const visit = (node: ts.Node) => {
+    // Before a token: the comments ending the previous token's line (trailing), then those on lines of their own (leading).
+    for (const range of [...(ts.getTrailingCommentRanges(text, node.pos) ?? []), ...(ts.getLeadingCommentRanges(text, node.pos) ?? [])]) {
+      found.set(range.pos, { line: source.getLineAndCharacterOfPosition(range.pos).line + 1, text: text.slice(range.pos, range.end) });
+    }
+    for (const child of node.getChildren(source)) visit(child);
+  };
+  visit(source);
+  return [...found.values()];
+}
 
 /** Every relative link of `pages` that names no file, or an anchor no heading of its page has. */
 function linkProblems(pages: DocPage[], exists: (path: string) => boolean = (path) => existsSync(join(repository, path))): string[] {
@@ -145,6 +203,50 @@ describe('every fenced block is run by a test or says why it cannot be', () => {
     }
     // Kept small: the AWS commands, the smoke check of a deployed stage, and Ponder's own command.
     expect(notRun.length).toBeLessThanOrEqual(7);
+  });
+});
+
+describe('rules, not history', () => {
+  it('no prose of README.md or docs/ cites a date or a commit', () => {
+    expect(pages.flatMap((page) => proseLines(page).flatMap(({ line, text }) => historyCited(`${page.file}:${line}`, text)))).toEqual([]);
+  });
+
+  it('no comment of packages/, infra/, test/ or the root configs cites a date or a commit', () => {
+    const files = sourceFiles();
+    expect(files.length).toBeGreaterThan(200);
+    expect(files.flatMap((file) => comments(file).flatMap(({ line, text }) => historyCited(`${file}:${line}`, text)))).toEqual([]);
+  });
+
+  it('finds a date and a commit in prose and comments, and not what only looks like one', () => {
+    const page = parseDoc(
+      'docs/x.md',
+      [
+        '# X',
+        'Sizes as the bench printed them on 2026-11-26, against the code at `17eae4e`; see commit 0123456789abcdef0123456789abcdef01234567.',
+        '<!-- not run: an example -->',
+        '```json',
+        '{ "at": "2026-11-25", "commit": "17eae4e" }',
+        '```',
+        'The Invoke API (`/2015-03-31/functions/…`) at 2026-01-01T12:00:00Z; wallet 0x00000000000000000000000000000000000000ab,',
+        'https://d111111abcdef8.cloudfront.net, trace 1-5759e988-bd862e3fe1be46a994272793, nonce 9f86d081884c7d659a2feaa0c55ad015, deadbeef.',
+      ].join('\n'),
+    );
+    expect(proseLines(page).flatMap(({ line, text }) => historyCited(`docs/x.md:${line}`, text))).toEqual([
+      'docs/x.md:2: a date 2026-11-26',
+      'docs/x.md:2: a commit 17eae4e',
+      'docs/x.md:2: a commit 0123456789abcdef0123456789abcdef01234567',
+    ]);
+    const code = [
+      '// Measured at 3f2a9c1 on 2026-11-26.',
+      "const date = '2026-11-26'; // the fixture's day",
+      'const pattern = /2026-11-26|3f2a9c1/; /* slimmed in 3f2a9c1 */',
+      'const text = `// 2026-11-26 /* 3f2a9c1 */`;',
+    ].join('\n');
+    expect(comments('x.ts', code).flatMap(({ line, text }) => historyCited(`x.ts:${line}`, text))).toEqual([
+      'x.ts:1: a date 2026-11-26',
+      'x.ts:1: a commit 3f2a9c1',
+      'x.ts:3: a commit 3f2a9c1',
+    ]);
   });
 });
 
