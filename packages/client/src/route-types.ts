@@ -281,6 +281,203 @@ export interface RouteTypes {
       totalTokenTransferred: string;
     };
   };
+  listEvents: {
+    readonly path: '/events';
+    readonly method: 'GET';
+    readonly auth: 'none';
+    query: {
+      type: string[] | undefined;
+      pageSize: number;
+      after?: string | undefined;
+      wallet?: string | undefined;
+      finality?: 'latest' | 'safe' | 'finalized' | undefined;
+    };
+    response: {
+      items: ({
+        id: string;
+        position: number;
+        chainId: number | null;
+        blockNumber: string;
+        entity: string;
+        wallets: string[];
+        createdAt: string;
+        type: 'forge.fulfilled';
+        payload: {
+          requestId: string;
+          buyer: string;
+          tier: number;
+          tokenId?: string | undefined;
+          editionId?: string | undefined;
+        };
+      } | {
+        id: string;
+        position: number;
+        chainId: number | null;
+        blockNumber: string;
+        entity: string;
+        wallets: string[];
+        createdAt: string;
+        type: 'sale.completed';
+        payload: {
+          saleId: string;
+          tokenId: string;
+          seller: string;
+          buyer: string;
+          price: string;
+          platformFee: string;
+          royalty: string;
+        };
+      } | {
+        id: string;
+        position: number;
+        chainId: number | null;
+        blockNumber: string;
+        entity: string;
+        wallets: string[];
+        createdAt: string;
+        type: 'listing.opened';
+        payload: {
+          tokenId: string;
+          seller: string;
+          price: string;
+          listedAtBlock: string;
+          editionId?: string | undefined;
+        };
+      } | {
+        id: string;
+        position: number;
+        chainId: number | null;
+        blockNumber: string;
+        entity: string;
+        wallets: string[];
+        createdAt: string;
+        type: 'listing.closed';
+        payload: {
+          tokenId: string;
+          seller: string;
+          price: string;
+          status: string;
+          listedAtBlock: string;
+        };
+      } | {
+        id: string;
+        position: number;
+        chainId: number | null;
+        blockNumber: string;
+        entity: string;
+        wallets: string[];
+        createdAt: string;
+        type: 'nft.transferred';
+        payload: {
+          tokenId: string;
+          from: string;
+          to: string;
+        };
+      } | {
+        id: string;
+        position: number;
+        chainId: number | null;
+        blockNumber: string;
+        entity: string;
+        wallets: string[];
+        createdAt: string;
+        type: 'forge.fulfilled.reverted';
+        payload: {
+          requestId: string;
+          buyer: string;
+          tier: number;
+          tokenId?: string | undefined;
+          editionId?: string | undefined;
+        };
+        reverts: {
+          id: string;
+          position: number;
+        };
+      } | {
+        id: string;
+        position: number;
+        chainId: number | null;
+        blockNumber: string;
+        entity: string;
+        wallets: string[];
+        createdAt: string;
+        type: 'sale.completed.reverted';
+        payload: {
+          saleId: string;
+          tokenId: string;
+          seller: string;
+          buyer: string;
+          price: string;
+          platformFee: string;
+          royalty: string;
+        };
+        reverts: {
+          id: string;
+          position: number;
+        };
+      } | {
+        id: string;
+        position: number;
+        chainId: number | null;
+        blockNumber: string;
+        entity: string;
+        wallets: string[];
+        createdAt: string;
+        type: 'listing.opened.reverted';
+        payload: {
+          tokenId: string;
+          seller: string;
+          price: string;
+          listedAtBlock: string;
+          editionId?: string | undefined;
+        };
+        reverts: {
+          id: string;
+          position: number;
+        };
+      } | {
+        id: string;
+        position: number;
+        chainId: number | null;
+        blockNumber: string;
+        entity: string;
+        wallets: string[];
+        createdAt: string;
+        type: 'listing.closed.reverted';
+        payload: {
+          tokenId: string;
+          seller: string;
+          price: string;
+          status: string;
+          listedAtBlock: string;
+        };
+        reverts: {
+          id: string;
+          position: number;
+        };
+      } | {
+        id: string;
+        position: number;
+        chainId: number | null;
+        blockNumber: string;
+        entity: string;
+        wallets: string[];
+        createdAt: string;
+        type: 'nft.transferred.reverted';
+        payload: {
+          tokenId: string;
+          from: string;
+          to: string;
+        };
+        reverts: {
+          id: string;
+          position: number;
+        };
+      })[];
+      nextCursor: string;
+      hasMore: boolean;
+    };
+  };
   getMe: {
     readonly path: '/accounts/me';
     readonly method: 'GET';

@@ -10,6 +10,7 @@ export const wireRoutes = {
   getAccountReferral: ['GET', '/accounts/{address}/referral', 'none', 'query'],
   listSales: ['GET', '/transparency/sales', 'none', 'query'],
   getSummary: ['GET', '/transparency/summary', 'none', 'query'],
+  listEvents: ['GET', '/events', 'none', 'query'],
   getMe: ['GET', '/accounts/me', 'jwt', 'none'],
   requestWalletNonce: ['POST', '/accounts/me/wallet/nonce', 'jwt', 'none'],
   linkWallet: ['POST', '/accounts/me/wallet', 'jwt', 'body'],

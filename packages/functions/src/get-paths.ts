@@ -8,6 +8,7 @@ export const getPaths: readonly string[] = [
   '/accounts/{address}/referral',
   '/transparency/sales',
   '/transparency/summary',
+  '/events',
   '/openapi.json',
   '/docs',
   '/docs/{asset}',

@@ -1,4 +1,5 @@
 import { accountSchema, challengeSchema } from '@hatchery/core/accounts/wire';
+import { eventPageSchema } from '@hatchery/core/events/schema';
 import { healthSchema } from '@hatchery/core/health';
 import { editionsModel } from '@hatchery/core/indexer/editions';
 import { forgeRequestsModel } from '@hatchery/core/indexer/forge-requests';
@@ -42,6 +43,7 @@ export const responses = {
   getSummary: summarySchema,
   negotiateHub: negotiateResponseSchema,
   health: healthSchema,
+  listEvents: eventPageSchema,
 } as const satisfies Partial<Record<HttpRouteName, z.ZodMiniType>>;
 
 /** The success schema of a route, if it has one. */

@@ -2,6 +2,7 @@ import type { HttpRoute } from './http-route';
 import { accountRoutes } from './routes/accounts';
 import { catchAllRoutes } from './routes/catch-all';
 import { docsRoutes } from './routes/docs';
+import { eventRoutes } from './routes/events';
 import { indexedRoutes } from './routes/indexed';
 import { operationsRoutes } from './routes/operations';
 import { realtimeRoutes } from './routes/realtime';
@@ -14,6 +15,7 @@ export type { HttpRoute };
  */
 export const httpRoutes = {
   ...indexedRoutes,
+  ...eventRoutes,
   ...docsRoutes,
   ...accountRoutes,
   ...realtimeRoutes,

@@ -9,6 +9,7 @@ import { leaderSession, type Term } from './leader-session';
 import { listenerMetrics, type MeasuredRead } from './metrics';
 import { listenerOptions, type ListenerOptions, type ListenerStats } from './options';
 import { keepSummaryOnSession, type SummaryKeeper } from './summary';
+import { keepEventLog, type EventLogKeeper } from './event-log';
 
 export { leaderLockKey } from './leader-session';
 export type { ListenerOptions, ListenerStats } from './options';
@@ -30,6 +31,9 @@ export class Listener {
     failedReads: 0,
     summaries: 0,
     failedSummaries: 0,
+    eventsAppended: 0,
+    eventsReverted: 0,
+    failedEventPasses: 0,
     marketChanged: 0,
     forgeFulfilled: 0,
     sent: 0,
@@ -44,6 +48,7 @@ export class Listener {
   private readonly leadership: ReturnType<typeof leaderSession>;
   private term: Term | undefined;
   private summary: SummaryKeeper | undefined;
+  private eventLog: EventLogKeeper | undefined;
   /** Fulfilments: a short query on the leading session, then their posts. */
   private readonly reads = coalesce(() => this.readForge());
   /** The listings snapshot, on a session of its own: its count takes tens of milliseconds on a large table, which no fulfilment waits behind. */
@@ -93,7 +98,7 @@ export class Listener {
     await this.reads.idle();
     await this.marketReads.idle();
     await this.indexerReads.idle();
-    await Promise.all([this.broadcasts.idle(), this.detection.idle(), this.summary?.idle()]);
+    await Promise.all([this.broadcasts.idle(), this.detection.idle(), this.summary?.idle(), this.eventLog?.idle()]);
   }
 
   /** Forces both reads now, as a notification that names no tables would (the fallback poll does the same). */
@@ -109,6 +114,8 @@ export class Listener {
   private notified(payload: string | undefined): void {
     this.counters.notifications++;
     const tables = tablesToRead(payload);
+    // The log compares every table it derives events from, and a reorg's revert notifies nothing: every notification is worth a pass.
+    this.eventLog?.changed(tables);
     if (tables.summary) this.summary?.changed();
     if (!tables.forgeRequests && !tables.listings) return;
     this.metrics.notified();
@@ -129,9 +136,22 @@ export class Listener {
         if (outcome === 'failed') this.counters.failedSummaries++;
       },
     });
+    this.eventLog = keepEventLog(this.options.databaseUrl, {
+      timing: this.options.eventLog,
+      log: this.options.log,
+      written: (outcome) => {
+        if (outcome === 'failed') this.counters.failedEventPasses++;
+        else {
+          this.counters.eventsAppended += outcome.appended;
+          this.counters.eventsReverted += outcome.reverted;
+          this.options.eventsWritten(outcome);
+        }
+      },
+    });
     const readEverything = () => {
       this.readAll();
       this.indexerReads.trigger();
+      this.eventLog?.changed({ nfts: false });
     };
     const poll = setInterval(readEverything, this.options.pollMs);
     readEverything();
@@ -140,6 +160,8 @@ export class Listener {
       this.term = undefined;
       await this.summary?.stop();
       this.summary = undefined;
+      await this.eventLog?.stop();
+      this.eventLog = undefined;
       await this.reads.idle();
       await this.marketReads.idle();
       await this.indexerReads.idle();

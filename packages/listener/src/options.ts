@@ -10,10 +10,16 @@ import type { DeliveryCounters } from './broadcaster';
 import { functionShards, inProcessShards, type ShardInvoker } from './shards';
 import { dynamoStateStore, type StateStore } from './state';
 import type { SummaryTiming } from './summary';
+import type { EventLogTiming } from './event-log';
+import type { AppendOutcome } from '@hatchery/core/events/log-writer';
 
 /** The listener's defaults for pollMs and reconnectMs. */
 const pollMs = 5_000;
 const reconnectMs = 5_000;
+/** How often the leader deletes the events past retention: often enough that a day's expiry is a few small batches. */
+const retentionSweepMs = 10 * 60_000;
+/** A reorg's revert of an owner, which no notification names, is noticed within this. */
+const ownersMaxIntervalMs = 60_000;
 
 /**
  * Audiences up to this size the listener posts itself, sparing the hop to the fan-out function: a shard of at most
@@ -49,6 +55,10 @@ export interface ListenerOptions {
   ledger: DeliveryLedger;
   /** How often the leader sums the transparency summary's row; see summaryLimits.refresh. */
   summary: SummaryTiming;
+  /** How long the event log keeps events, and how often it deletes the expired. */
+  eventLog: EventLogTiming;
+  /** After each pass that wrote the event log: the webhooks' dispatch. */
+  eventsWritten: (outcome: AppendOutcome) => void;
   log: Logger;
 }
 
@@ -66,6 +76,10 @@ export interface ListenerStats extends DeliveryCounters {
   /** Sums of the transparency summary stored, and those that failed. */
   summaries: number;
   failedSummaries: number;
+  /** Events the log appended, retractions it appended, and its passes that failed. */
+  eventsAppended: number;
+  eventsReverted: number;
+  failedEventPasses: number;
 }
 
 /** The listener's options: those given, the rest from the configuration and limits. */
@@ -95,6 +109,8 @@ export function listenerOptions(options: Partial<ListenerOptions>): ListenerOpti
     state: options.state ?? dynamoStateStore(),
     ledger,
     summary: options.summary ?? summaryLimits.refresh,
+    eventLog: options.eventLog ?? { retentionMs: config().EVENT_RETENTION_DAYS * 86_400_000, sweepMs: retentionSweepMs, ownersMaxIntervalMs },
+    eventsWritten: options.eventsWritten ?? (() => undefined),
     log,
   };
 }

@@ -4,6 +4,7 @@ import { awsSchema } from './config/aws';
 import { databaseSchema } from './config/database';
 import { edgeSchema } from './config/edge';
 import { linkedResources as links, settingsReader } from './config/environment';
+import { eventsSchema } from './config/events';
 import { fanOutSchema } from './config/fan-out';
 import { identitySchema } from './config/identity';
 import { requestsSchema } from './config/requests';
@@ -25,6 +26,7 @@ export const configSchema = z.object({
   ...edgeSchema.shape,
   ...accountsSchema.shape,
   ...fanOutSchema.shape,
+  ...eventsSchema.shape,
 });
 
 export type Config = z.infer<typeof configSchema>;

@@ -6,26 +6,32 @@ import { parseIndexedBlock } from '../../../packages/client/src/index';
 
 describe('a notification’s payload', () => {
   it('reads only the tables Ponder’s list names, per-chain partitions included', () => {
-    const none = { listings: false, forgeRequests: false, summary: false };
+    const none = { listings: false, forgeRequests: false, nfts: false, summary: false };
     expect(tablesToRead('[]')).toEqual(none);
     expect(tablesToRead('["referral_links","staking_pairs"]')).toEqual(none);
     expect(tablesToRead('["listings","referral_links"]')).toEqual({ ...none, listings: true });
     expect(tablesToRead('["forge_requests"]')).toEqual({ ...none, forgeRequests: true });
     expect(tablesToRead('["forge_requests_8453","listings_1"]')).toEqual({ ...none, listings: true, forgeRequests: true });
+    expect(tablesToRead('["nfts_8453"]')).toEqual({ ...none, nfts: true, summary: true });
     // Another table whose name only starts like ours is not ours.
     expect(tablesToRead('["listings_archive","forge_requests_8453x","listingsx","sales_archive","nfts2"]')).toEqual(none);
   });
 
   it('sums the summary again when a table it sums is named, and only then', () => {
     for (const table of ['sales', 'nfts', 'editions', 'token_transfers', 'sales_8453']) {
-      expect(tablesToRead(JSON.stringify(['referral_links', table])), table).toEqual({ listings: false, forgeRequests: false, summary: true });
+      expect(tablesToRead(JSON.stringify(['referral_links', table])), table).toEqual({
+        listings: false,
+        forgeRequests: false,
+        nfts: table === 'nfts',
+        summary: true,
+      });
     }
-    expect(tablesToRead('["listings","nfts","sales"]')).toEqual({ listings: true, forgeRequests: false, summary: true });
+    expect(tablesToRead('["listings","nfts","sales"]')).toEqual({ listings: true, forgeRequests: false, nfts: true, summary: true });
   });
 
   it('reads everything for any other payload: a plain NOTIFY, simulate’s, another writer’s', () => {
     for (const payload of [undefined, '', 'listings', 'forge_requests', '{"tables":[]}', '[1,2]', '["listings",3]', 'null', '"listings"', '[']) {
-      expect(tablesToRead(payload), String(payload)).toEqual({ listings: true, forgeRequests: true, summary: true });
+      expect(tablesToRead(payload), String(payload)).toEqual({ listings: true, forgeRequests: true, nfts: true, summary: true });
     }
   });
 });

@@ -127,11 +127,14 @@ export function compareOwners(
 type StateRow = { lastPosition: string; finalBlock: string };
 type OpenRow = { position: string; type: EventType; entity: string; block: string; wallets: string[]; payload: Record<string, string | number> };
 
-/** One pass: reads, compares and appends in one transaction on `session` (a client of its own, not a pool). */
-export async function appendDetectedEvents(session: Queryable): Promise<AppendOutcome> {
+/**
+ * One pass: reads, compares and appends in one transaction on `session` (a client of its own, not a pool). `owners`:
+ * compare the NFTs' owners too, a scan of the whole nfts table, so the caller asks for it when the table changed.
+ */
+export async function appendDetectedEvents(session: Queryable, { owners = true }: { owners?: boolean } = {}): Promise<AppendOutcome> {
   await session.query('BEGIN ISOLATION LEVEL REPEATABLE READ');
   try {
-    const outcome = await pass(session);
+    const outcome = await pass(session, owners);
     await session.query('COMMIT');
     return outcome;
   } catch (error) {
@@ -140,7 +143,7 @@ export async function appendDetectedEvents(session: Queryable): Promise<AppendOu
   }
 }
 
-async function pass(session: Queryable): Promise<AppendOutcome> {
+async function pass(session: Queryable, compareOwnersNow: boolean): Promise<AppendOutcome> {
   const { rows: states } = await session.query<StateRow>(
     'SELECT last_position::text AS "lastPosition", final_block::text AS "finalBlock" FROM hatchery.event_log FOR UPDATE',
   );
@@ -171,7 +174,7 @@ async function pass(session: Queryable): Promise<AppendOutcome> {
   );
   const open: OpenEvent[] = openRows.map((row) => ({ ...row, position: Number(row.position) }));
   const rows = compareWithOpen(detected, open);
-  const changes = await detectOwnerChanges(session);
+  const changes = compareOwnersNow ? await detectOwnerChanges(session) : undefined;
   const blockOfChanges = (head ?? BigInt(await highestBlock(session))).toString();
   const owners = changes ? compareOwners(changes, open, blockOfChanges) : { fresh: [], retracted: [] };
 

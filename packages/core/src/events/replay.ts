@@ -1,7 +1,7 @@
 import { AppError, validationError } from '../errors';
 import type { Queryable } from '../db';
 import type { Freshness } from '../indexer/freshness';
-import { revertedSuffix, type AnyEventType, type EventType, type Finality } from './catalogue';
+import { revertedSuffix, type AnyEventType, type Finality } from './catalogue';
 
 /**
  * Reading the event log from a position (docs/webhooks.md, "Replay"): the
@@ -34,8 +34,8 @@ export interface EventPage {
 export interface EventQuery {
   /** The position read after; undefined: from the oldest event kept. */
   after?: number;
-  /** Each type asked for brings its `.reverted` at `latest`. */
-  types?: readonly EventType[];
+  /** Each declared type asked for brings its `.reverted` at `latest`. */
+  types?: readonly string[];
   wallet?: string;
   finality: Finality;
   limit: number;

@@ -1,6 +1,7 @@
 import * as z from '@hatchery/platform/schema';
-import { baseSchema } from '../query/item-schema';
-import { allEventTypes, eventCatalogue, revertedSuffix, type EventDeclaration } from './catalogue';
+import { baseSchema, type BaseSchema } from '../query/item-schema';
+import type { WireType } from '../query/read-model';
+import { allEventTypes, eventCatalogue, revertedSuffix, type AnyEventType, type EventDeclaration, type EventType, type RevertedType } from './catalogue';
 
 /*
  * The zod schemas of the log's events, derived from the catalogue, for the OpenAPI document and the typed client's
@@ -30,6 +31,25 @@ const revertsSchema = z
   .object({ id: z.string(), position: z.int() })
   .check(z.describe('The event this one retracts: a reorg removed the rows it was detected from.'));
 
+type PayloadSchema<P> = z.ZodMiniObject<
+  {
+    [K in keyof P]: P[K] extends { type: infer T extends WireType }
+      ? P[K] extends { optional: true }
+        ? z.ZodMiniOptional<BaseSchema<T>>
+        : BaseSchema<T>
+      : never;
+  },
+  z.core.$strip
+>;
+type DeclaredOf<T extends AnyEventType> = T extends `${infer D extends EventType}${typeof revertedSuffix}` ? D : T;
+type EventSchemaOf<T extends AnyEventType> = z.ZodMiniObject<
+  typeof common & {
+    type: z.ZodMiniLiteral<T>;
+    payload: PayloadSchema<(typeof eventCatalogue)[DeclaredOf<T & AnyEventType>]['payload']>;
+  } & (T extends RevertedType ? { reverts: typeof revertsSchema } : {}),
+  z.core.$strip
+>;
+
 /** One schema per type the log holds: a declared type, or its `.reverted` retraction (which repeats the payload it retracts). */
 export const eventSchema = z.union(
   allEventTypes.map((type) => {
@@ -38,8 +58,8 @@ export const eventSchema = z.union(
     return type.endsWith(revertedSuffix)
       ? z.object({ ...common, type: z.literal(type), payload, reverts: revertsSchema })
       : z.object({ ...common, type: z.literal(type), payload });
-  }) as unknown as [z.ZodMiniType, z.ZodMiniType, ...z.ZodMiniType[]],
-);
+  }) as unknown as [z.ZodMiniType, ...z.ZodMiniType[]],
+) as unknown as z.ZodMiniUnion<{ [T in AnyEventType]: EventSchemaOf<T> }[AnyEventType][]>;
 
 export const eventPageSchema = z.object({
   items: z.array(eventSchema),

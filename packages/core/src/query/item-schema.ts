@@ -7,7 +7,7 @@ import type { ColumnField, GroupField, ModelField, ModelFields, ReadModel, WireT
  * responses.ts imports this module: a handler that built these schemas would pay for them at every cold start.
  */
 
-type BaseSchema<T extends WireType> = T extends 'int' ? z.ZodMiniInt : T extends 'boolean' ? z.ZodMiniBoolean<boolean> : z.ZodMiniString<string>;
+export type BaseSchema<T extends WireType> = T extends 'int' ? z.ZodMiniInt : T extends 'boolean' ? z.ZodMiniBoolean<boolean> : z.ZodMiniString<string>;
 type FieldSchema<F> = F extends { group: infer G extends ModelFields }
   ? ItemSchema<G>
   : F extends { type: infer T extends WireType }

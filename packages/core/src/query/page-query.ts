@@ -33,7 +33,7 @@ export const pageQueryLimits = {
 const digits = z.optional(z.string().check(z.regex(/^[0-9]+$/, 'must be a whole number')));
 
 /* @__NO_SIDE_EFFECTS__ */
-function boundedInt(bounds: { min: number; max: number; default: number }, description: string) {
+export function boundedInt(bounds: { min: number; max: number; default: number }, description: string) {
   const inBounds = z.transform((text: string | undefined, context) => {
     if (text === undefined) return bounds.default;
     const value = Number(text);
@@ -45,7 +45,7 @@ function boundedInt(bounds: { min: number; max: number; default: number }, descr
 }
 
 /* @__NO_SIDE_EFFECTS__ */
-function boundedText(maxLength: number, description: string) {
+export function boundedText(maxLength: number, description: string) {
   return z.optional(z.string().check(z.maxLength(maxLength, `at most ${maxLength} characters`))).register(z.globalRegistry, { description });
 }
 

@@ -18,10 +18,12 @@ export type ListingsSnapshot = Listings | 'absent';
 export interface TablesToRead {
   listings: boolean;
   forgeRequests: boolean;
+  /** Owners, which the event log compares whole (events/detection.ts): only when named, or now and then. */
+  nfts: boolean;
   summary: boolean;
 }
 
-const everything: TablesToRead = { listings: true, forgeRequests: true, summary: true };
+const everything: TablesToRead = { listings: true, forgeRequests: true, nfts: true, summary: true };
 
 /**
  * Ponder NOTIFYs once per block it indexes live with the JSON list of the
@@ -41,7 +43,7 @@ export function tablesToRead(payload: string | undefined): TablesToRead {
   const listed = names;
   const partition = /^_\d+$/;
   const changed = (table: string) => listed.some((name) => name === table || (name.startsWith(table) && partition.test(name.slice(table.length))));
-  return { listings: changed('listings'), forgeRequests: changed('forge_requests'), summary: summaryTables.some(changed) };
+  return { listings: changed('listings'), forgeRequests: changed('forge_requests'), nfts: changed('nfts'), summary: summaryTables.some(changed) };
 }
 
 /**
