@@ -124,6 +124,15 @@ describe('linking a wallet locally', () => {
     expect(linked).toMatchObject({ email: 'alice@example.com', walletLinked: true, walletAddress: expect.stringMatching(/^0x[0-9a-f]{40}$/) });
     expect(unlinked).toMatchObject({ email: 'alice@example.com', walletLinked: false });
     expect(unlinked).not.toHaveProperty('walletAddress');
+    // npm start's own output, at its default level: the audit trail's line of the link names the account and the wallet, and no line holds a token or a signature.
+    const lines = start
+      .output()
+      .split('\n')
+      .filter((line) => line.startsWith('{'))
+      .map((line) => JSON.parse(line) as Record<string, unknown>);
+    const linkLine = lines.find((line) => line.message === 'wallet linked' && line.wallet === linked!.walletAddress);
+    expect(linkLine, start.output()).toMatchObject({ level: 'INFO', accountId: 'alice', route: 'POST /accounts/me/wallet', requestId: expect.any(String) });
+    expect(start.output()).not.toMatch(/eyJ[\w-]+\.[\w-]+\.[\w-]+|0x[0-9a-f]{130}/i);
   });
 
   it(`${where(block)}: with WALLET_KEY set, it links the wallet of that key`, async () => {
