@@ -12,7 +12,7 @@ interface Received {
   body: string;
 }
 
-/** A receiver on the loopback interface, which answers as `answer` says and records what reached it. */
+/** A receiver on the loopback interface: its URL, and what reached it. */
 interface Receiver {
   url: string;
   port: number;

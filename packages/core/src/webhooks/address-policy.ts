@@ -4,7 +4,7 @@ import { isIP, type LookupFunction } from 'node:net';
 import ipaddr from 'ipaddr.js';
 
 /** The code of the error a refused address raises, so that a caller tells it from a DNS failure. */
-export const addressRefusedCode = 'EWEBHOOKADDRESS';
+const addressRefusedCode = 'EWEBHOOKADDRESS';
 
 /**
  * Whether a webhook may be sent to this IP address: only a global unicast one. Private, loopback, link-local (with
