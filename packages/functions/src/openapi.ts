@@ -191,7 +191,7 @@ const problemMeanings: Record<number, string> = {
   403: 'A browser page of an origin that the CORS settings do not allow.',
   404: 'Not found.',
   409: 'Conflicts with existing data (an email or wallet of another account, or a wallet already linked).',
-  410: 'No current challenge: request a new nonce.',
+  410: 'No longer kept: no current challenge (request a new nonce), or events past retention (`oldestCursor` reads on from the oldest kept).',
   413: 'The request body is too large.',
   415: 'The request body must be JSON (`content-type: application/json`).',
   422: 'One or more fields are invalid; `errors` names each one.',

@@ -17,14 +17,20 @@ function payloadSchema(declaration: EventDeclaration): z.ZodMiniType {
   return z.object(shape);
 }
 
+/* @__NO_SIDE_EFFECTS__ */
+const documented = <S extends z.ZodMiniType>(schema: S, description: string, example: unknown) =>
+  schema.register(z.globalRegistry, { description, examples: [example] });
+
 const common = {
-  id: z.string().check(z.describe('`evt_<position>`: the same in every delivery of the event, for receivers to deduplicate on.')),
-  position: z.int().check(z.describe('The event’s place in the log: it only grows, with no holes.')),
-  chainId: z.nullable(z.int()).check(z.describe('The chain, from the indexer’s checkpoint.')),
-  blockNumber: z.string().check(z.describe('The block the event happened in.')),
-  entity: z.string().check(z.describe('What the event is about (the catalogue says, per type).')),
-  wallets: z.array(z.string()).check(z.describe('The wallets the event concerns, lowercase: what `wallet` filters on.')),
-  createdAt: z.string().check(z.describe('When the log recorded it (ISO 8601).')),
+  id: documented(z.string(), '`evt_<position>`: the same in every delivery of the event, for receivers to deduplicate on.', 'evt_4211'),
+  position: documented(z.int(), 'The event’s place in the log: it only grows, with no holes.', 4211),
+  chainId: documented(z.nullable(z.int()), 'The chain, from the indexer’s checkpoint.', 31337),
+  blockNumber: documented(z.string(), 'The block the event happened in.', '5000012'),
+  entity: documented(z.string(), 'What the event is about (the catalogue says, per type).', '602'),
+  wallets: documented(z.array(z.string()), 'The wallets the event concerns, lowercase: what `wallet` filters on.', [
+    '0x0000000000000000000000000000000000000001',
+  ]),
+  createdAt: documented(z.string(), 'When the log recorded it (ISO 8601).', '2026-01-01T12:00:00.000Z'),
 };
 
 const revertsSchema = z
