@@ -136,7 +136,7 @@ describe.each([
       expect(error).toBeInstanceOf(Error);
       expect((error as Error).message).toBe('Invalid address.');
     }
-    await expect(alice.invoke('Subscribe', addresses.alice)).resolves.toBeUndefined();
+    await expect(alice.invoke('Subscribe', addresses.alice)).resolves.toEqual(expect.any(Number));
     expect(alice.state).toBe('Connected');
   });
 
@@ -148,6 +148,21 @@ describe.each([
     await sleep(1_500);
     expect(closed).toBeUndefined();
     expect(hub.state).toBe('Connected');
+  });
+});
+
+describe('Subscribe’s answer', () => {
+  it('is the last sequence of the wallet’s forgeFulfilled stream (0 before the first): the next event is numbered one above it', async () => {
+    const address = wallet(90);
+    const first = await open();
+    expect(await first.invoke('Subscribe', address)).toBe(0);
+    const forge = record(first, 'forgeFulfilled');
+    const fulfilment = await writes.fulfilFor(address);
+    await waitFor(() => forge.length === 1, 'the first forgeFulfilled');
+    expect(forge).toEqual([{ ...fulfilment, sequence: 1 }]);
+    const second = await open();
+    expect(await second.invoke('Subscribe', address)).toBe(1);
+    expect(await second.invoke('Unsubscribe', address)).toBeUndefined();
   });
 });
 
@@ -202,7 +217,7 @@ describe('connections in DynamoDB', () => {
     await Promise.all(Array.from({ length: 100 }, (_, i) => hub.invoke('Subscribe', wallet(1_000 + i))));
     await expect(hub.invoke('Subscribe', wallet(2_000))).rejects.toThrow('Too many subscriptions on this connection.');
     // Re-subscribing an address it already has is not a new subscription.
-    await expect(hub.invoke('Subscribe', wallet(1_000))).resolves.toBeUndefined();
+    await expect(hub.invoke('Subscribe', wallet(1_000))).resolves.toBe(0);
   });
 });
 

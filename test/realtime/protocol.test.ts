@@ -113,7 +113,7 @@ describe('the handshake', () => {
       client.send(`{"type":6}${RS}`);
       expect(await client.next()).toBe(`{"type":6}${RS}`);
       client.send(`{"type":1,"invocationId":"7","target":"Subscribe","arguments":["${wallet(61)}"]}${RS}{"type":6}${RS}`);
-      expect(await client.next()).toBe(`{"type":3,"invocationId":"7"}${RS}{"type":6}${RS}`);
+      expect(await client.next()).toBe(`{"type":3,"invocationId":"7","result":0}${RS}{"type":6}${RS}`);
       expect(postsTo(client.id)).toBe(1);
     } finally {
       send.mockRestore();
@@ -173,13 +173,14 @@ describe('messages', () => {
     await waitFor(async () => !(await ids(store.all())).includes(client.id), 'the connection item to go');
   });
 
-  it('answers completions for invocations with an id, with the reason for a failed one', async () => {
+  it('answers completions for invocations with an id, with the result or the reason for a failed one', async () => {
     const client = await raw();
     const invoke = async (id: string, target: string, args: unknown[]) => {
       client.send(`${JSON.stringify({ type: 1, invocationId: id, target, arguments: args })}${RS}`);
       return JSON.parse((await client.next()).slice(0, -1)) as Record<string, unknown>;
     };
-    expect(await invoke('1', 'Subscribe', [wallet(30)])).toEqual({ type: 3, invocationId: '1' });
+    // Subscribe's result is the wallet's last forgeFulfilled sequence; Unsubscribe answers none.
+    expect(await invoke('1', 'Subscribe', [wallet(30)])).toEqual({ type: 3, invocationId: '1', result: 0 });
     expect(await invoke('2', 'Subscribe', ['0xnope'])).toEqual({ type: 3, invocationId: '2', error: 'Invalid address.' });
     expect(await invoke('3', 'Unsubscribe', [12])).toEqual({ type: 3, invocationId: '3', error: 'Invalid address.' });
     expect(await invoke('4', 'Subscribe', [wallet(30), wallet(31)])).toEqual({

@@ -116,7 +116,9 @@ export function broadcaster(parts: BroadcasterParts, metrics: ReturnType<typeof 
     /**
      * forgeFulfilled to the buyer's group, numbered in the buyer's stream and
      * claimed before its first post: a listener that takes over and reads the
-     * same fulfilment again finds the claim and sends nothing.
+     * same fulfilment again finds the claim and sends nothing. The group is
+     * read after the number is taken, so every connection whose Subscribe
+     * answered a lower number receives it (HubGroups in core/realtime/hub.ts).
      */
     async fulfil(fulfilment: Fulfilment): Promise<void> {
       const sequence = await ledger.nextForgeSequence(fulfilment.buyer);

@@ -113,6 +113,7 @@ function memoryLedger(): DeliveryLedger {
       return true;
     },
     nextForgeSequence: async () => 1,
+    forgeSequence: async () => 0,
     claimFulfilment: async () => true,
   };
 }

@@ -36,9 +36,11 @@ describe('the delivery ledger', () => {
     expect(await ledger.claimedThrough('marketChanged#2', 4), 'another event').toBeUndefined();
   });
 
-  it('numbers a buyer’s forgeFulfilled 1, 2, 3… and claims each fulfilment once', async () => {
+  it('numbers a buyer’s forgeFulfilled 1, 2, 3…, answers the last number given (0 before the first), and claims each fulfilment once', async () => {
     const buyer = `0x${'ab'.repeat(20)}`;
+    expect(await ledger.forgeSequence(buyer)).toBe(0);
     expect([await ledger.nextForgeSequence(buyer), await ledger.nextForgeSequence(buyer), await ledger.nextForgeSequence(buyer)]).toEqual([1, 2, 3]);
+    expect(await ledger.forgeSequence(buyer)).toBe(3);
     expect(await ledger.nextForgeSequence(`0x${'cd'.repeat(20)}`), 'another buyer’s stream').toBe(1);
     expect(await ledger.claimFulfilment(buyer, '900001')).toBe(true);
     expect(await ledger.claimFulfilment(buyer, '900001'), 'a listener that takes over and reads it again').toBe(false);

@@ -78,7 +78,10 @@ export interface ConnectionStore {
   peek(shard: number, limit: number): Promise<ShardPeek>;
   /** Every live connection's id, awaiting its handshake or not, shard after shard, one page at a time. */
   all(): AsyncIterable<string[]>;
-  /** The connection ids subscribed to one lowercase address, one page at a time. */
+  /**
+   * The connection ids subscribed to one lowercase address, one page at a time, read consistently: a Subscribe
+   * answered before a forgeFulfilled was numbered is among those it goes to (core/realtime/hub.ts, HubGroups).
+   */
   group(address: string): AsyncIterable<string[]>;
 }
 
@@ -129,10 +132,12 @@ export function connectionStore(options: { client?: DynamoDBDocumentClient; tabl
   });
   const sortKeys = (items: Array<Record<string, unknown>> | undefined) => (items ?? []).map((item) => item.sk as string);
 
-  async function* ids(pk: string, ready = true): AsyncIterable<string[]> {
+  async function* ids(pk: string, { ready = true, consistent = false } = {}): AsyncIterable<string[]> {
     let start: QueryCommandInput['ExclusiveStartKey'];
     do {
-      const page = await client().send(new QueryCommand({ ...query(pk, { ready }), Limit: 1_000, ...(start && { ExclusiveStartKey: start }) }));
+      const page = await client().send(
+        new QueryCommand({ ...query(pk, { ready }), Limit: 1_000, ConsistentRead: consistent, ...(start && { ExclusiveStartKey: start }) }),
+      );
       const found = sortKeys(page.Items);
       if (found.length) yield found;
       start = page.LastEvaluatedKey;
@@ -226,8 +231,8 @@ export function connectionStore(options: { client?: DynamoDBDocumentClient; tabl
     },
 
     async *all() {
-      for (const shard of shards) yield* ids(connectionKeys.shard(shard), false);
+      for (const shard of shards) yield* ids(connectionKeys.shard(shard), { ready: false });
     },
-    group: (address) => ids(connectionKeys.group(address)),
+    group: (address) => ids(connectionKeys.group(address), { consistent: true }),
   };
 }

@@ -19,7 +19,11 @@ export const hubErrors = {
 
 /** What the hub's methods change: the calling connection's address groups. */
 export interface HubGroups {
-  subscribe(address: string): Promise<void>;
+  /**
+   * Joins the address's group, then answers the last number of its forgeFulfilled stream (core/realtime/ledger.ts),
+   * read after the join: every forgeFulfilled numbered above it is posted to a group this connection is in.
+   */
+  subscribe(address: string): Promise<number>;
   unsubscribe(address: string): Promise<void>;
 }
 
@@ -37,9 +41,10 @@ export function groupAddress(argument: unknown): string {
   return argument.toLowerCase();
 }
 
-const hubMethods: Record<string, (groups: HubGroups, address: string) => Promise<void>> = {
+/** Each method's answer is its completion's `result`; a method that answers nothing completes without one. */
+const hubMethods: Record<string, (groups: HubGroups, address: string) => Promise<number | undefined>> = {
   Subscribe: (groups, address) => groups.subscribe(address),
-  Unsubscribe: (groups, address) => groups.unsubscribe(address),
+  Unsubscribe: async (groups, address) => void (await groups.unsubscribe(address)),
 };
 
 async function invoke(record: Extract<HubRecord, { kind: 'invocation' }>, groups: HubGroups, log: Logger): Promise<string | undefined> {
@@ -49,8 +54,9 @@ async function invoke(record: Extract<HubRecord, { kind: 'invocation' }>, groups
     if (!method) throw new HubError(hubErrors.unknownMethod(target));
     if (stream) throw new HubError(hubErrors.streaming(target));
     if (args.length !== 1) throw new HubError(hubErrors.arguments(target, args.length));
-    await method(groups, groupAddress(args[0]));
-    return invocationId === undefined ? undefined : messages.completion(invocationId);
+    const result = await method(groups, groupAddress(args[0]));
+    if (invocationId === undefined) return undefined;
+    return result === undefined ? messages.completion(invocationId) : messages.result(invocationId, result);
   } catch (error) {
     if (!(error instanceof HubError)) log.error({ err: error, target }, 'hub method failed');
     const message = error instanceof HubError ? error.message : hubErrors.unexpected(target);

@@ -18,6 +18,8 @@ export interface DeliveryLedger {
   claimShard(event: string, shard: number, through: string, claimant: string): Promise<boolean>;
   /** The next number of a buyer's forgeFulfilled stream: 1, 2, 3… as events are claimed. */
   nextForgeSequence(buyer: string): Promise<number>;
+  /** The last number of a buyer's forgeFulfilled stream (0 before the first), read consistently: every number given after it is above it. */
+  forgeSequence(buyer: string): Promise<number>;
   /** Claims a fulfilment's event; false when a listener before this one claimed it. */
   claimFulfilment(buyer: string, requestId: string): Promise<boolean>;
 }
@@ -79,6 +81,18 @@ export function deliveryLedger(options: { client?: DynamoDBDocumentClient; table
         }),
       );
       return Number(Attributes?.sequence);
+    },
+    async forgeSequence(buyer) {
+      const { Item } = await client().send(
+        new GetCommand({
+          TableName: table(),
+          Key: ledgerKeys.forgeSequence(buyer),
+          ProjectionExpression: '#sequence',
+          ExpressionAttributeNames: { '#sequence': 'sequence' },
+          ConsistentRead: true,
+        }),
+      );
+      return Number(Item?.sequence ?? 0);
     },
     async claimFulfilment(buyer, requestId) {
       try {

@@ -1,4 +1,5 @@
 import { connectionStore } from '@hatchery/core/realtime/connections';
+import { deliveryLedger } from '@hatchery/core/realtime/ledger';
 import { addMetric } from '@hatchery/platform/telemetry/metrics';
 import { HubError, handleMessage, hubErrors, repliesAsPosts, type HubGroups } from '@hatchery/core/realtime/hub';
 import { hubConnections, managementClient, managementEndpoint } from '@hatchery/platform/aws/management';
@@ -7,6 +8,7 @@ import { wsHandler } from './handler';
 import { webSocketApiQuotas } from '@hatchery/platform/aws/websocket-api';
 
 const store = connectionStore();
+const ledger = deliveryLedger();
 
 function groupsOf(connectionId: string): HubGroups {
   return {
@@ -14,6 +16,7 @@ function groupsOf(connectionId: string): HubGroups {
       const result = await store.subscribe(connectionId, address);
       if (result === 'tooManyGroups') throw new HubError(hubErrors.tooManyGroups);
       addMetric('HubSubscriptions');
+      return ledger.forgeSequence(address);
     },
     unsubscribe: (address) => store.unsubscribe(connectionId, address),
   };

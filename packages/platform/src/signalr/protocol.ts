@@ -87,6 +87,8 @@ export const messages = {
   ping: () => frame({ type: messageType.ping }),
   completion: (invocationId: string, error?: string) =>
     frame(error === undefined ? { type: messageType.completion, invocationId } : { type: messageType.completion, invocationId, error }),
+  /** A completion that answers the method's return value, which the client's `invoke` resolves to. */
+  result: (invocationId: string, result: unknown) => frame({ type: messageType.completion, invocationId, result }),
   close: (error?: string) => frame(error === undefined ? { type: messageType.close } : { type: messageType.close, error, allowReconnect: false }),
   /** A server-to-client event: an invocation without an id, so the client sends nothing back. */
   event: (target: string, payload: unknown) => frame({ type: messageType.invocation, target, arguments: [payload] }),
