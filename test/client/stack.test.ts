@@ -2,6 +2,7 @@ import { Wallet } from 'ethers';
 import { createWalletClient, http, hexToBytes, type Hex } from 'viem';
 import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { connectionStore } from '@hatchery/core/realtime/connections';
 import { demoAddress, demoSizes } from '@hatchery/local/demo-data';
 import {
   createClient,
@@ -15,19 +16,53 @@ import {
 } from '../../packages/client/src/index';
 import { connectEvents } from '../../packages/client/src/events';
 import { indexer, waitFor } from '../realtime/support';
+import { gate } from '../support/gate';
+import { managementProxy, type ManagementCall, type ManagementProxy, type Verdict } from '../support/management-proxy';
 import { startTestStack, type TestStack } from '../support/stack';
 import { ageChallenge, publicClient, userClient } from './support';
 
+/**
+ * What the management API proxy holds: each forgeFulfilled post to a wallet named by `hold`, in order, until
+ * `release()`. A fulfilment's event as a slow listener or a loaded machine delivers it, after the reads around it.
+ */
+function heldForgeEvents() {
+  let holding: string | undefined;
+  const waiting: Array<() => void> = [];
+  return {
+    hold: (wallet: string) => void (holding = wallet.toLowerCase()),
+    held: () => waiting.length,
+    release() {
+      holding = undefined;
+      for (const forward of waiting.splice(0)) forward();
+    },
+    judge: (call: ManagementCall): Verdict | Promise<Verdict> =>
+      holding && call.body.includes('"target":"forgeFulfilled"') && call.body.includes(holding)
+        ? new Promise((resolve) => waiting.push(() => resolve('forward')))
+        : 'forward',
+  };
+}
+
+/** The hub connections in a wallet's group, as the fan-out reads them. */
+async function groupSize(wallet: string): Promise<number> {
+  let size = 0;
+  for await (const page of connectionStore().group(wallet.toLowerCase())) size += page.length;
+  return size;
+}
+
 let stack: TestStack;
 let writer: ReturnType<typeof indexer>;
+let proxy: ManagementProxy;
+const forgeEvents = heldForgeEvents();
 
 beforeAll(async () => {
-  stack = await startTestStack({ demoData: demoSizes.demo });
+  proxy = await managementProxy(() => stack.url, forgeEvents.judge);
+  stack = await startTestStack({ demoData: demoSizes.demo, managementEndpoint: proxy.url });
   writer = indexer(stack);
 });
 afterAll(async () => {
   await writer?.end();
   await stack?.stop();
+  proxy?.close();
 });
 
 const newWallet = (): PrivateKeyAccount => privateKeyToAccount(generatePrivateKey());
@@ -66,6 +101,7 @@ describe('every route of the table, typed, against the local stack', () => {
       getSummary: () => api.getSummary(),
       health: () => api.health(),
       negotiateHub: () => api.negotiateHub({ negotiateVersion: 1 }),
+      listEvents: () => api.listEvents({ type: ['forge.fulfilled', 'sale.completed'], finality: 'finalized', pageSize: 10 }),
     };
     // The account's own calls one after the other, in the order a client makes them (a nonce asked for after the link
     // is refused with 409, and the account read after it is linked); the reads all at once.
@@ -268,6 +304,43 @@ describe('connectEvents over @microsoft/signalr', () => {
         'the debounced marketChanged with the new snapshot',
       );
     } finally {
+      await events.close();
+    }
+  });
+
+  it('raises once a fulfilment committed while the first read is held, though that read finds it and its event comes after', async () => {
+    const wallet = `0x${'c3'.repeat(20)}`;
+    const firstRead = gate();
+    const client = createClient({
+      baseUrl: stack.url,
+      fetch: async (input, init) => {
+        if (String(input).includes('status%3DFulfilled')) await firstRead.pass();
+        return fetch(input, init);
+      },
+    });
+    const events = await connectEvents({ baseUrl: stack.url, client });
+    forgeEvents.hold(wallet);
+    try {
+      const raised: unknown[] = [];
+      events.onForgeFulfilled((event) => raised.push(event));
+      const subscribed = events.subscribe(wallet);
+      await firstRead.reached;
+      await waitFor(async () => (await groupSize(wallet)) === 1, 'the connection in the wallet’s group');
+      const fulfilment = await writer.fulfilFor(wallet);
+      await waitFor(() => forgeEvents.held() === 1, 'its forgeFulfilled on the way to the connection, held');
+      firstRead.open();
+      await subscribed;
+      // The first read is in, and found the fulfilment: the wait answers from it while the event is still held.
+      const { requestId, tokenId, editionId } = fulfilment;
+      expect(await events.waitForForgeFulfilled(wallet, requestId, { timeoutMs: 0 })).toEqual({ requestId, tokenId, editionId, source: 'api' });
+      forgeEvents.release();
+      await waitFor(() => raised.length === 1, 'the forgeFulfilled of the fulfilment committed during the first read', 5_000);
+      // Once: the next fulfilment's event is the next thing raised.
+      const next = await writer.fulfilFor(wallet);
+      await waitFor(() => raised.length === 2, 'the next forgeFulfilled');
+      expect(raised).toEqual([fulfilment, next]);
+    } finally {
+      forgeEvents.release();
       await events.close();
     }
   });

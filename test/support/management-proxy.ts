@@ -20,15 +20,16 @@ export interface ManagementProxy {
 /**
  * A proxy in front of the stack's management API (WEBSOCKET_MANAGEMENT_ENDPOINT),
  * as a team puts one there to record or throttle the fan-out's calls: each
- * call is `judge`d, then forwarded unchanged to `target()` (the stack's URL,
- * known once it has started) or answered with the verdict's error.
+ * call is `judge`d (a verdict that is a promise holds the call until it
+ * settles), then forwarded unchanged to `target()` (the stack's URL, known
+ * once it has started) or answered with the verdict's error.
  */
-export async function managementProxy(target: () => string, judge: (call: ManagementCall) => Verdict): Promise<ManagementProxy> {
+export async function managementProxy(target: () => string, judge: (call: ManagementCall) => Verdict | Promise<Verdict>): Promise<ManagementProxy> {
   const server = createServer(async (request, response) => {
     const chunks: Buffer[] = [];
     for await (const chunk of request) chunks.push(chunk as Buffer);
     const body = Buffer.concat(chunks);
-    const verdict = judge({ method: request.method!, path: request.url!, body: body.toString() });
+    const verdict = await judge({ method: request.method!, path: request.url!, body: body.toString() });
     if (verdict !== 'forward') {
       response.writeHead(verdict.status, { 'content-type': 'application/json', 'x-amzn-errortype': verdict.type, ...verdict.headers });
       response.end(JSON.stringify({ message: verdict.type }));

@@ -11,6 +11,7 @@ const hubPath: HubPath = '/hubs/events';
 export interface HubLike {
   on(event: EventName, handler: (payload: never) => void): void;
   off(event: EventName, handler: (payload: never) => void): void;
+  /** `Subscribe` answers the last `sequence` of the wallet's forgeFulfilled stream (docs/realtime.md); from a hub that answers nothing, a stream has no start. */
   invoke(method: 'Subscribe' | 'Unsubscribe', address: string): Promise<unknown>;
   onreconnected(callback: () => void): void;
   readonly state: string;
@@ -66,7 +67,15 @@ export interface Events {
   readonly connection: HubLike;
   /** Lowercase addresses, restored on every reconnect. */
   readonly subscriptions: ReadonlySet<string>;
-  /** Joins the address's group (and again after each reconnect, since a new connection has none), and reads its fulfilled forge requests so far. */
+  /**
+   * Joins the address's group (and again after each reconnect, since a new connection has none) and starts its
+   * forgeFulfilled stream: resolves once the hub has answered where the stream stands and the wallet's fulfilled
+   * forge requests so far have been read. Every fulfilment committed after it resolves is raised exactly once: from
+   * its event or, when that was lost, from the read the next event's gap or a reconnect makes. Those the first read
+   * found are not, unless the hub's event numbers them after the start. A first subscribe() that fails (the hub, or
+   * that read) rejects and leaves the address unsubscribed. While the connection is reconnecting it resolves at
+   * once, and the stream starts with the restore (`onRestored`).
+   */
   subscribe(address: string): Promise<void>;
   unsubscribe(address: string): Promise<void>;
   /** Called once changes have stopped for `debounceMs` (300 ms unless set), with the newest payload by version; returns the way to stop. */
@@ -75,7 +84,7 @@ export interface Events {
   onForgeFulfilled(listener: (event: ForgeFulfilledEvent) => void): () => void;
   /** After a reconnect, once the subscriptions are restored (or failed to be: the error). */
   onRestored(listener: (error?: unknown) => void): () => void;
-  /** After a catch-up read failed (the wallet's next event, a gap or a reconnect reads again). */
+  /** After a read failed: a catch-up, or the first read of a stream that starts with a restore (the wallet's next event or a reconnect reads again). */
   onCatchUpFailed(listener: (error: unknown) => void): () => void;
   /** The event, else after `timeoutMs` the forge-requests endpoint, else the caller's `pollChain`; subscribes to the address. */
   waitForForgeFulfilled(address: string, requestId: string, options?: ForgeWaitOptions): Promise<ForgeResult>;
@@ -86,23 +95,35 @@ const connected = 'Connected';
 
 /** What the client knows of one wallet's forgeFulfilled stream. */
 interface ForgeStream {
-  /** Fulfilled requests already raised, or already fulfilled when the wallet was subscribed. */
-  known: Map<string, ForgeFulfilledEvent>;
-  /** The last sequence the hub sent this client; undefined until the first event after a (re)subscribe. */
+  /**
+   * The sequence the hub answered to the Subscribe that started the stream: its events above it are the stream's.
+   * Undefined until then, and from a hub that answers none.
+   */
+  start?: number;
+  /** What the first read after that answer found fulfilled: history, never raised. Undefined until that read succeeds. */
+  history?: Map<string, ForgeFulfilledEvent>;
+  /** Requests raised, each once. */
+  raised: Map<string, ForgeFulfilledEvent>;
+  /** The hub's events that came before `history`: taken in order once it is read. */
+  early: ForgeFulfilled[];
+  /** A Subscribe or first read for the stream is under way; when neither is and `history` is missing, the next event reads. */
+  starting: boolean;
+  /** The last sequence up to which nothing was missed; undefined after a gap no read has started to cover. */
   sequence?: number;
-  /** Reads run one after the other: the subscription's first, then each catch-up. */
+  /** Reads run one after the other: the stream's first, then each catch-up. */
   reads: Promise<void>;
-  /** The subscription's first read has not succeeded yet: the next read only records what is fulfilled. */
-  unread: boolean;
+  /** The subscribe() that starts the stream: Subscribe's answer, then the first read. */
+  started?: Promise<void>;
 }
 
 /**
  * Events over any hub connection: the realtime behaviour docs/realtime.md
  * describes, apart from the transport. The hub sends each event at most once
- * and numbers every stream, so a client can tell what it missed: the first
- * forgeFulfilled after a (re)subscribe, a jump in a wallet's `sequence` or a
- * reconnect makes it read the wallet's fulfilled forge requests again and
- * raise those it has not raised; a reconnect reads the listings again.
+ * and numbers every stream, and its Subscribe answers where a wallet's stream
+ * stands, so a client knows where its stream starts and what it missed: a
+ * jump in a wallet's `sequence` or a reconnect makes it read the wallet's
+ * fulfilled forge requests again and raise those neither raised nor history;
+ * a reconnect reads the listings again.
  */
 export function eventsOver(connection: HubLike, client: Client): Events {
   const subscriptions = new Set<string>();
@@ -114,39 +135,72 @@ export function eventsOver(connection: HubLike, client: Client): Events {
   let newestMarket: MarketChanged | undefined;
 
   const raise = (stream: ForgeStream, event: ForgeFulfilledEvent) => {
-    if (stream.known.has(event.requestId)) return;
-    stream.known.set(event.requestId, event);
+    stream.raised.set(event.requestId, event);
     for (const listener of forgeListeners) listener(event);
   };
   const failed = (error: unknown) => catchUpFailures.forEach((listener) => listener(error));
 
+  /** The hub's sequence from Subscribe's answer; anything else is a hub that answers none. */
+  const sequenceOf = (answer: unknown) => (typeof answer === 'number' && Number.isSafeInteger(answer) && answer >= 0 ? answer : undefined);
+
   /**
-   * The wallet's fulfilled forge requests, each raised unless known; the
-   * subscription's first read only records them. A read that fails leaves the
-   * stream as if it had a gap, so the wallet's next event reads again.
+   * One of the hub's events on a stream whose history is read: raised unless it was raised already or is history
+   * numbered at or below the stream's start (at any number, from a hub that answers none); a gap makes it read.
    */
-  const readFulfilled = (address: string, stream: ForgeStream) => {
-    stream.reads = stream.reads.then(async () => {
-      const baseline = stream.unread;
-      try {
-        for await (const request of client.walk('listAccountForgeRequests', { address, filter: (f) => f.status.eq('Fulfilled') })) {
-          const event: ForgeFulfilledEvent = {
-            requestId: request.requestId,
-            tokenId: request.tokenId,
-            editionId: request.editionId,
-            buyer: address,
-            caughtUp: true,
-          };
-          if (baseline) stream.known.set(request.requestId, event);
-          else raise(stream, event);
-        }
-        stream.unread = false;
-      } catch (error) {
-        stream.sequence = undefined;
-        failed(error);
+  const receive = (address: string, stream: ForgeStream, event: ForgeFulfilled) => {
+    const afterStart = stream.start !== undefined && event.sequence > stream.start;
+    if (!stream.raised.has(event.requestId) && (afterStart || !stream.history?.has(event.requestId))) raise(stream, event);
+    // At or below what is covered: no gap, and nothing to move back.
+    if (stream.sequence !== undefined && event.sequence <= stream.sequence) return;
+    const gap = stream.sequence === undefined || event.sequence !== stream.sequence + 1;
+    stream.sequence = event.sequence;
+    if (gap) void read(address, stream).catch(failedRead(stream));
+  };
+
+  /**
+   * Reads the wallet's fulfilled forge requests. The stream's first read makes its history and then takes the
+   * events that came meanwhile; a later one raises each request neither raised nor history. Reads run one after
+   * the other, so each begins after whatever made it necessary.
+   */
+  const read = (address: string, stream: ForgeStream): Promise<void> => {
+    const done = stream.reads.then(async () => {
+      const fulfilled = new Map<string, ForgeFulfilledEvent>();
+      for await (const request of client.walk('listAccountForgeRequests', { address, filter: (f) => f.status.eq('Fulfilled') })) {
+        fulfilled.set(request.requestId, {
+          requestId: request.requestId,
+          tokenId: request.tokenId,
+          editionId: request.editionId,
+          buyer: address,
+          caughtUp: true,
+        });
       }
+      if (!stream.history) {
+        stream.history = fulfilled;
+        stream.starting = false;
+        for (const event of stream.early.splice(0)) receive(address, stream, event);
+        return;
+      }
+      for (const [requestId, event] of fulfilled) if (!stream.raised.has(requestId) && !stream.history.has(requestId)) raise(stream, event);
     });
-    return stream.reads;
+    stream.reads = done.catch(() => undefined);
+    return done;
+  };
+  /** A read that failed leaves the stream as if it had a gap, so the wallet's next event reads again. */
+  const failedRead = (stream: ForgeStream) => (error: unknown) => {
+    stream.sequence = undefined;
+    stream.starting = false;
+    failed(error);
+  };
+
+  /**
+   * Where the stream stands after a Subscribe's answer: the first answer is its start; nothing up to the answer
+   * is missing, since the read that follows covers it.
+   */
+  const answered = (stream: ForgeStream, answer: unknown) => {
+    const sequence = sequenceOf(answer);
+    if (sequence === undefined) return;
+    if (!stream.history && stream.start === undefined) stream.start = sequence;
+    stream.sequence = Math.max(stream.sequence ?? sequence, sequence);
   };
 
   const catchUpMarket = async () => {
@@ -167,10 +221,13 @@ export function eventsOver(connection: HubLike, client: Client): Events {
   connection.on('forgeFulfilled', ((event: ForgeFulfilled) => {
     const stream = streams.get(event.buyer);
     if (!stream) return;
-    raise(stream, event);
-    const gap = stream.sequence === undefined || event.sequence !== stream.sequence + 1;
-    stream.sequence = event.sequence;
-    if (gap) void readFulfilled(event.buyer, stream);
+    if (stream.history) return receive(event.buyer, stream, event);
+    stream.early.push(event);
+    // A first read that failed is made again; until one succeeds, nothing is raised.
+    if (!stream.starting) {
+      stream.starting = true;
+      void read(event.buyer, stream).catch(failedRead(stream));
+    }
   }) as (payload: never) => void);
 
   connection.on('marketChanged', ((event: MarketChanged) => {
@@ -181,13 +238,26 @@ export function eventsOver(connection: HubLike, client: Client): Events {
   }) as (payload: never) => void);
 
   connection.onreconnected(() => {
-    // A new connection missed whatever was sent while there was none: each stream starts again from a read.
-    for (const stream of streams.values()) stream.sequence = undefined;
-    void Promise.all([...subscriptions].map((address) => connection.invoke('Subscribe', address))).then(
+    // A new connection missed whatever was sent while there was none: each stream reads once its Subscribe has answered.
+    for (const stream of streams.values()) {
+      stream.sequence = undefined;
+      if (!stream.history) stream.starting = true;
+    }
+    const restore = async ([address, stream]: [string, ForgeStream]) => {
+      let answer: unknown;
+      try {
+        answer = await connection.invoke('Subscribe', address);
+      } catch (error) {
+        stream.starting = false;
+        throw error;
+      }
+      answered(stream, answer);
+      void read(address, stream).catch(failedRead(stream));
+    };
+    void Promise.all([...streams].map(restore)).then(
       () => restoredListeners.forEach((listener) => listener()),
       (error: unknown) => restoredListeners.forEach((listener) => listener(error)),
     );
-    for (const [address, stream] of streams) void readFulfilled(address, stream);
     void catchUpMarket();
   });
 
@@ -197,21 +267,29 @@ export function eventsOver(connection: HubLike, client: Client): Events {
     async subscribe(address) {
       const group = address.toLowerCase();
       subscriptions.add(group);
-      if (!streams.has(group)) {
-        const stream: ForgeStream = { known: new Map(), reads: Promise.resolve(), unread: true };
-        streams.set(group, stream);
-        void readFulfilled(group, stream);
+      const existing = streams.get(group);
+      if (existing) {
+        if (connection.state === connected) await connection.invoke('Subscribe', group);
+        return existing.started;
       }
+      const stream: ForgeStream = { raised: new Map(), early: [], starting: false, reads: Promise.resolve() };
+      streams.set(group, stream);
       // While reconnecting, the restore after it does the work.
-      if (connection.state === connected) {
+      if (connection.state !== connected) return;
+      stream.starting = true;
+      stream.started = (async () => {
         try {
-          await connection.invoke('Subscribe', group);
+          answered(stream, await connection.invoke('Subscribe', group));
+          await read(group, stream);
         } catch (error) {
           subscriptions.delete(group);
           streams.delete(group);
+          // The hub may have joined the group before the failure; a connection that is gone has left it anyway.
+          if (connection.state === connected) await connection.invoke('Unsubscribe', group).catch(() => undefined);
           throw error;
         }
-      }
+      })();
+      return stream.started;
     },
     async unsubscribe(address) {
       const group = address.toLowerCase();
@@ -247,11 +325,10 @@ export function eventsOver(connection: HubLike, client: Client): Events {
       let timer: ReturnType<typeof setTimeout> | undefined;
       try {
         await events.subscribe(address);
-        // Fulfilled before the subscription's first read: the read knows it, and no event will be raised for it.
+        // Fulfilled before the stream's first read (history, for which no event is raised), or raised before this wait.
         const stream = streams.get(address.toLowerCase());
-        await stream?.reads;
-        const already = stream?.known.get(requestId);
-        if (already) return { requestId, tokenId: already.tokenId, editionId: already.editionId, source: 'api' };
+        const already = stream?.history?.get(requestId) ?? stream?.raised.get(requestId);
+        if (already) return { requestId, tokenId: already.tokenId, editionId: already.editionId, source: already.caughtUp ? 'api' : 'event' };
         const timedOut = new Promise<undefined>((resolve) => (timer = setTimeout(() => resolve(undefined), options.timeoutMs ?? forgeEventWaitMs)));
         const early = await Promise.race([fromEvent, timedOut]);
         if (early) return early;

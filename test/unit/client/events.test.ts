@@ -1,18 +1,32 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { createClient } from '../../../packages/client/src/index';
 import { eventsOver, ForgeTimeoutError, type HubLike } from '../../../packages/client/src/events';
+import { gate } from '../../support/gate';
 
-/** A hub connection in memory: the test plays the server. */
+/**
+ * A hub connection in memory: the test plays the server. `Subscribe` answers `sequence`, the wallet's last
+ * forgeFulfilled number (undefined: a hub that answers none).
+ */
 function fakeHub() {
   const handlers = new Map<string, Set<(payload: never) => void>>();
   const reconnected: Array<() => void> = [];
   const invocations: string[] = [];
-  const hub: HubLike & { emit(event: string, payload: unknown): void; reconnect(): void; invocations: string[]; state: string } = {
+  const hub: HubLike & {
+    emit(event: string, payload: unknown): void;
+    reconnect(): void;
+    invocations: string[];
+    state: string;
+    sequence: number | undefined;
+  } = {
     state: 'Connected',
     invocations,
+    sequence: 0,
     on: (event, handler) => void (handlers.get(event) ?? handlers.set(event, new Set()).get(event)!).add(handler),
     off: (event, handler) => void handlers.get(event)?.delete(handler),
-    invoke: async (method, address) => void invocations.push(`${method} ${address}`),
+    invoke: async (method, address) => {
+      invocations.push(`${method} ${address}`);
+      return method === 'Subscribe' ? hub.sequence : undefined;
+    },
     onreconnected: (callback) => void reconnected.push(callback),
     stop: async () => undefined,
     emit: (event, payload) => handlers.get(event)?.forEach((handler) => handler(payload as never)),
@@ -25,14 +39,14 @@ const buyer = `0x${'B'.repeat(40)}`;
 
 /**
  * A client whose forge-requests endpoint answers `items` to a read of one request, and `fulfilled` (none unless
- * set) to a read of the wallet's fulfilled ones, counting the reads.
+ * set; it may wait, or fail the read) to a read of the wallet's fulfilled ones, counting the reads.
  */
-function clientAnswering(items: object[], fulfilled: () => object[] = () => []) {
+function clientAnswering(items: object[], fulfilled: () => object[] | Promise<object[]> = () => []) {
   const reads: string[] = [];
   const fetch = (async (input: string | URL | Request) => {
     const url = String(input);
     reads.push(url);
-    const answer = url.includes('status%3DFulfilled') ? fulfilled() : url.includes('/marketplace/listings') ? [] : items;
+    const answer = url.includes('status%3DFulfilled') ? await fulfilled() : url.includes('/marketplace/listings') ? [] : items;
     const totalCount = url.includes('/marketplace/listings') ? 17 : answer.length;
     return new Response(JSON.stringify({ items: answer, totalCount, page: 1, pageSize: 100 }));
   }) as typeof globalThis.fetch;
@@ -57,6 +71,8 @@ const fulfilledRequest = (requestId: string, tokenId = '7', editionId = '3') => 
   blockNumber: '9',
 });
 const oneRequestReads = (reads: string[]) => reads.filter((url) => url.includes('requestId%3D'));
+const fulfilledReads = (reads: string[]) => reads.filter((url) => url.includes('status%3DFulfilled'));
+const requestIds = (events: unknown[]) => events.map((event) => (event as { requestId: string }).requestId);
 
 beforeEach(() => vi.useFakeTimers());
 afterEach(() => vi.useRealTimers());
@@ -117,6 +133,109 @@ describe('subscriptions', () => {
     hub.reconnect();
     await vi.advanceTimersByTimeAsync(0);
     expect(hub.invocations).toEqual([`Subscribe ${buyer.toLowerCase()}`]);
+  });
+});
+
+describe('where a stream starts', () => {
+  const lower = buyer.toLowerCase();
+
+  it('raises once a fulfilment committed while the first read was held, though that read found it', async () => {
+    const hub = fakeHub();
+    hub.sequence = 3;
+    const firstRead = gate();
+    let onEndpoint = [fulfilledRequest('1')];
+    const { client } = clientAnswering([], async () => (await firstRead.pass(), onEndpoint));
+    const events = eventsOver(hub, client);
+    const raised: unknown[] = [];
+    events.onForgeFulfilled((event) => raised.push(event));
+    const subscribed = events.subscribe(buyer);
+    await firstRead.reached;
+    // Request 5 is fulfilled while the read is held: the read finds it, and the hub numbers its event 4, after the 3 Subscribe answered.
+    onEndpoint = [fulfilledRequest('1'), fulfilledRequest('5')];
+    firstRead.open();
+    await subscribed;
+    await vi.advanceTimersByTimeAsync(0);
+    hub.emit('forgeFulfilled', fulfilled('5', 4));
+    await vi.advanceTimersByTimeAsync(0);
+    expect(raised).toEqual([fulfilled('5', 4)]);
+    // Event 5 never came; the read after the gap raises 7 alone: 5 was raised, 1 is history.
+    onEndpoint = ['1', '5', '7', '8'].map((id) => fulfilledRequest(id));
+    hub.emit('forgeFulfilled', fulfilled('8', 6));
+    await vi.advanceTimersByTimeAsync(0);
+    expect(requestIds(raised)).toEqual(['5', '8', '7']);
+    expect(raised[2]).toEqual({ requestId: '7', tokenId: '7', editionId: '3', buyer: lower, caughtUp: true });
+  });
+
+  it('resolves subscribe() only once the first read is in, and takes the events that came meanwhile after it', async () => {
+    const hub = fakeHub();
+    hub.sequence = 3;
+    const firstRead = gate();
+    const { client, reads } = clientAnswering([], async () => (await firstRead.pass(), [fulfilledRequest('1'), fulfilledRequest('5')]));
+    const events = eventsOver(hub, client);
+    const raised: unknown[] = [];
+    events.onForgeFulfilled((event) => raised.push(event));
+    const subscribed = events.subscribe(buyer).then(() => 'resolved');
+    await firstRead.reached;
+    // 4 is numbered after the start; 3 at it, for a request the read finds fulfilled: history.
+    hub.emit('forgeFulfilled', fulfilled('5', 4));
+    hub.emit('forgeFulfilled', fulfilled('1', 3));
+    await vi.advanceTimersByTimeAsync(1_000);
+    expect(raised).toEqual([]);
+    expect(await Promise.race([subscribed, Promise.resolve('pending')])).toBe('pending');
+    firstRead.open();
+    expect(await subscribed).toBe('resolved');
+    expect(raised).toEqual([fulfilled('5', 4)]);
+    // 4 follows the start, 3 is at it: no gap, so no read after the first.
+    await vi.advanceTimersByTimeAsync(0);
+    expect(fulfilledReads(reads)).toHaveLength(1);
+  });
+
+  it('rejects, leaving nothing subscribed, when the first read fails', async () => {
+    const hub = fakeHub();
+    const { client } = clientAnswering([], () => {
+      throw new Error('the endpoint is down');
+    });
+    const events = eventsOver(hub, client);
+    const raised: unknown[] = [];
+    events.onForgeFulfilled((event) => raised.push(event));
+    await expect(events.subscribe(buyer)).rejects.toThrow('the endpoint is down');
+    expect(events.subscriptions).toEqual(new Set());
+    expect(hub.invocations).toEqual([`Subscribe ${lower}`, `Unsubscribe ${lower}`]);
+    hub.emit('forgeFulfilled', fulfilled('1', 1));
+    await vi.advanceTimersByTimeAsync(0);
+    expect(raised).toEqual([]);
+  });
+
+  it('starts the stream of a wallet subscribed while reconnecting with the restore’s answer', async () => {
+    const hub = fakeHub();
+    hub.state = 'Reconnecting';
+    const { client } = clientAnswering([], () => [fulfilledRequest('9')]);
+    const events = eventsOver(hub, client);
+    const raised: unknown[] = [];
+    events.onForgeFulfilled((event) => raised.push(event));
+    await events.subscribe(buyer);
+    hub.state = 'Connected';
+    hub.sequence = 2;
+    hub.reconnect();
+    await vi.advanceTimersByTimeAsync(0);
+    hub.emit('forgeFulfilled', fulfilled('9', 2));
+    hub.emit('forgeFulfilled', fulfilled('10', 3));
+    await vi.advanceTimersByTimeAsync(0);
+    expect(requestIds(raised)).toEqual(['10']);
+  });
+
+  it('takes a hub that answers no sequence at its events’ word: what the first read found is history, the rest is raised', async () => {
+    const hub = fakeHub();
+    hub.sequence = undefined;
+    const { client } = clientAnswering([], () => [fulfilledRequest('9')]);
+    const events = eventsOver(hub, client);
+    const raised: unknown[] = [];
+    events.onForgeFulfilled((event) => raised.push(event));
+    await events.subscribe(buyer);
+    hub.emit('forgeFulfilled', fulfilled('9', 5));
+    hub.emit('forgeFulfilled', fulfilled('10', 6));
+    await vi.advanceTimersByTimeAsync(0);
+    expect(requestIds(raised)).toEqual(['10']);
   });
 });
 
