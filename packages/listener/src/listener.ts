@@ -6,12 +6,16 @@ import { broadcaster } from './broadcaster';
 import { coalesce, latestOnly } from './coalesce';
 import { changeDetection } from './detection';
 import { leaderSession, type Term } from './leader-session';
-import { listenerMetrics, type MeasuredRead } from './metrics';
+import { listenerMetrics, webhookMetrics, type MeasuredRead } from './metrics';
 import { listenerOptions, type ListenerOptions, type ListenerStats } from './options';
 import { keepSummaryOnSession, type SummaryKeeper } from './summary';
 import { keepEventLog, type EventLogKeeper } from './event-log';
+import { startWebhooks, type Webhooks } from './webhooks';
 
 export { leaderLockKey } from './leader-session';
+
+/** How often the leader publishes each webhook endpoint's oldest pending delivery: the alarm's period. */
+const pendingAgeIntervalMs = 60_000;
 export type { ListenerOptions, ListenerStats } from './options';
 
 /**
@@ -49,6 +53,10 @@ export class Listener {
   private term: Term | undefined;
   private summary: SummaryKeeper | undefined;
   private eventLog: EventLogKeeper | undefined;
+  /** The webhooks' workers, on every listener task; undefined until pg-boss has started, and when no endpoint is declared. */
+  private webhooks: Webhooks | undefined;
+  private webhooksStarting: Promise<void> | undefined;
+  private readonly webhookMetrics = webhookMetrics();
   /** Fulfilments: a short query on the leading session, then their posts. */
   private readonly reads = coalesce(() => this.readForge());
   /** The listings snapshot, on a session of its own: its count takes tens of milliseconds on a large table, which no fulfilment waits behind. */
@@ -83,7 +91,27 @@ export class Listener {
 
   start(): this {
     this.leadership.start();
+    if (this.options.webhooks.endpoints.length) this.webhooksStarting = this.startWebhooks();
     return this;
+  }
+
+  /** pg-boss, started again after the reconnect delay until the database lets it: a listener without its workers still leads. */
+  private async startWebhooks(): Promise<void> {
+    while (!this.leadership.stopped) {
+      try {
+        this.webhooks = await startWebhooks({
+          ...this.options.webhooks,
+          databaseUrl: this.options.databaseUrl,
+          log: this.options.log,
+          metrics: this.webhookMetrics,
+        });
+        this.webhooks.dispatch();
+        return;
+      } catch (error) {
+        this.options.log.warn({ err: error }, 'the webhooks could not start; trying again');
+        await this.leadership.pause(this.options.reconnectMs);
+      }
+    }
   }
 
   /** Ends the session (releasing the lock) once the read in progress, and the broadcast in flight, are done. */
@@ -91,6 +119,8 @@ export class Listener {
     this.leadership.stop();
     await this.idle();
     await this.leadership.release();
+    await this.webhooksStarting;
+    await this.webhooks?.stop();
   }
 
   /** Resolves once no read runs and no broadcast is in flight or waiting. */
@@ -98,7 +128,7 @@ export class Listener {
     await this.reads.idle();
     await this.marketReads.idle();
     await this.indexerReads.idle();
-    await Promise.all([this.broadcasts.idle(), this.detection.idle(), this.summary?.idle(), this.eventLog?.idle()]);
+    await Promise.all([this.broadcasts.idle(), this.detection.idle(), this.summary?.idle(), this.eventLog?.idle(), this.webhooks?.idle()]);
   }
 
   /** Forces both reads now, as a notification that names no tables would (the fallback poll does the same). */
@@ -145,6 +175,8 @@ export class Listener {
           this.counters.eventsAppended += outcome.appended;
           this.counters.eventsReverted += outcome.reverted;
           this.options.eventsWritten(outcome);
+          // Every pass, not only one that appended: a finality that moved lets a safe or finalized endpoint's events go.
+          this.webhooks?.dispatch();
         }
       },
     });
@@ -154,9 +186,11 @@ export class Listener {
       this.eventLog?.changed({ nfts: false });
     };
     const poll = setInterval(readEverything, this.options.pollMs);
+    const pending = setInterval(() => void this.publishPendingAges(), pendingAgeIntervalMs);
     readEverything();
     return async () => {
       clearInterval(poll);
+      clearInterval(pending);
       this.term = undefined;
       await this.summary?.stop();
       this.summary = undefined;
@@ -219,6 +253,16 @@ export class Listener {
       await this.out.broadcast(listings, () => nextMarketVersion(term.market));
     } catch (error) {
       this.options.log.error({ err: error }, 'marketChanged could not be sent');
+    }
+  }
+
+  /** Each endpoint's oldest pending delivery, for its alarm: the leader's to publish, so one task does. */
+  private async publishPendingAges(): Promise<void> {
+    try {
+      const ages = await this.webhooks?.pendingAges();
+      for (const [endpoint, seconds] of Object.entries(ages ?? {})) this.webhookMetrics.oldestPending(endpoint, seconds);
+    } catch (error) {
+      this.options.log.warn({ err: error }, 'the webhooks’ pending deliveries could not be read');
     }
   }
 

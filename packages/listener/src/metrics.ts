@@ -2,6 +2,20 @@ import { createMetrics, type listenerDocuments, metricCatalog, publishWith, type
 
 type ReadMetric = (typeof listenerDocuments.read.metrics)[number];
 type EventMetric = (typeof listenerDocuments.event.metrics)[number];
+type WebhookMetric = (typeof listenerDocuments.webhook.metrics)[number];
+
+/** The webhooks' metrics, one document each, by the dimension endpoint (a declared endpoint's name: a bounded set). */
+export function webhookMetrics() {
+  const publish = (endpoint: string, name: WebhookMetric, value: number) => publishWith({ name: 'endpoint', value: endpoint }, { [name]: value });
+  return {
+    delivered: (endpoint: string) => publish(endpoint, 'WebhookDeliveries', 1),
+    failedAttempt: (endpoint: string) => publish(endpoint, 'WebhookFailedAttempts', 1),
+    deadLettered: (endpoint: string) => publish(endpoint, 'WebhookDeadLettered', 1),
+    oldestPending: (endpoint: string, seconds: number) => publish(endpoint, 'WebhookOldestPending', seconds),
+  };
+}
+
+export type WebhookMetrics = ReturnType<typeof webhookMetrics>;
 
 interface DeliveryFigures {
   sent: number;

@@ -12,6 +12,10 @@ import { dynamoStateStore, type StateStore } from './state';
 import type { SummaryTiming } from './summary';
 import type { EventLogTiming } from './event-log';
 import type { AppendOutcome } from '@hatchery/core/events/log-writer';
+import { allEventTypes } from '@hatchery/core/events/catalogue';
+import { parseEndpoints, type WebhookEndpoint } from '@hatchery/core/webhooks/endpoints';
+import { webhookSecretNames } from '@hatchery/platform/config/events';
+import { sstLinks } from '@hatchery/platform/config/environment';
 
 /** The listener's defaults for pollMs and reconnectMs. */
 const pollMs = 5_000;
@@ -57,8 +61,10 @@ export interface ListenerOptions {
   summary: SummaryTiming;
   /** How long the event log keeps events, and how often it deletes the expired. */
   eventLog: EventLogTiming;
-  /** After each pass that wrote the event log: the webhooks' dispatch. */
+  /** After each pass that wrote the event log. */
   eventsWritten: (outcome: AppendOutcome) => void;
+  /** The stage's webhook endpoints (WEBHOOK_ENDPOINTS, their secrets linked on a deployed stage), and how they are held to. */
+  webhooks: { endpoints: WebhookEndpoint[]; deployed: boolean; retryWindowMs: number };
   log: Logger;
 }
 
@@ -111,6 +117,19 @@ export function listenerOptions(options: Partial<ListenerOptions>): ListenerOpti
     summary: options.summary ?? summaryLimits.refresh,
     eventLog: options.eventLog ?? { retentionMs: config().EVENT_RETENTION_DAYS * 86_400_000, sweepMs: retentionSweepMs, ownersMaxIntervalMs },
     eventsWritten: options.eventsWritten ?? (() => undefined),
+    webhooks: options.webhooks ?? configuredWebhooks(),
     log,
   };
+}
+
+/** The endpoints the configuration declares, each one's secrets taken from its linked SST secrets when it declares none. */
+function configuredWebhooks(): ListenerOptions['webhooks'] {
+  const deployed = config().WEBHOOK_DEPLOYED === 'true';
+  const links = sstLinks();
+  const linkedSecrets = (name: string) =>
+    Object.values(webhookSecretNames(name))
+      .map((secret) => (links[secret] as { value?: unknown } | undefined)?.value)
+      .filter((value): value is string => typeof value === 'string' && value !== '');
+  const endpoints = parseEndpoints(config().WEBHOOK_ENDPOINTS, { deployed, knownTypes: allEventTypes, linkedSecrets });
+  return { endpoints, deployed, retryWindowMs: config().WEBHOOK_RETRY_HOURS * 3_600_000 };
 }

@@ -95,8 +95,15 @@ describe('the webhook endpoints a stage declares', () => {
   it('refuses a field it does not know, such as a misspelt one', () => {
     const { secrets, ...rest } = endpoint();
     expect(refusal([{ ...rest, secret: secrets[0] }])).toContain(
-      '- endpoint "orders": secrets: Invalid input: expected array, received undefined; the endpoint: Unrecognized key: "secret"',
+      '- endpoint "orders": the endpoint: Unrecognized key: "secret"',
     );
+  });
+
+  it('takes the secrets of an endpoint that declares none from those linked for it, and refuses one with neither', () => {
+    const { secrets, ...rest } = endpoint();
+    const linkedSecrets = (name: string) => (name === 'orders' ? secrets : []);
+    expect(parseEndpoints(JSON.stringify([rest]), { ...deployed, linkedSecrets })[0]?.secrets).toEqual(secrets);
+    expect(refusal([{ ...rest, name: 'other' }])).toContain('- endpoint "other": secrets: none declared, and no secret linked for it');
   });
 
   it('refuses a setting that is no JSON array, without quoting it', () => {

@@ -18,8 +18,10 @@ function payloadSchema(declaration: EventDeclaration): z.ZodMiniType {
 }
 
 /* @__NO_SIDE_EFFECTS__ */
-const documented = <S extends z.ZodMiniType>(schema: S, description: string, example: unknown) =>
-  schema.register(z.globalRegistry, { description, examples: [example] });
+const documented = <S extends z.ZodMiniType>(schema: S, description: string, example: unknown): S => {
+  z.globalRegistry.add(schema, { description, examples: [example] } as z.core.GlobalMeta);
+  return schema;
+};
 
 const common = {
   id: documented(z.string(), '`evt_<position>`: the same in every delivery of the event, for receivers to deduplicate on.', 'evt_4211'),

@@ -1,13 +1,12 @@
 import { lookup as dnsLookup } from 'node:dns/promises';
 import * as z from '@hatchery/platform/schema';
 import { Webhook } from 'standardwebhooks';
+import { finalities } from '../events/catalogue';
 import { ipLiteral, isPublicAddress, notPublic } from './address-policy';
 
 /** The setting that declares a stage's endpoints, as JSON: its name in every error about it. */
 const setting = 'WEBHOOK_ENDPOINTS';
 
-/** How settled an event's block is before it goes to an endpoint: at once, once safe, or once finalized. */
-export const finalities = ['latest', 'safe', 'finalized'] as const;
 
 /** The Standard Webhooks specification's bounds on an HMAC secret's key, in bytes. */
 const secretBytes = { least: 24, most: 64 };
@@ -18,7 +17,24 @@ export interface EndpointRules {
   deployed: boolean;
   /** Every event type an endpoint may ask for. */
   knownTypes: readonly string[];
+  /** The secrets of an endpoint that declares none: a deployed stage's, linked from SST secrets rather than written in the setting. */
+  linkedSecrets?: (name: string) => string[];
 }
+
+const secretsSchema = z
+  .array(
+    z.string().check(
+      z.superRefine((secret, context) => {
+        const problem = secretProblem(secret);
+        if (problem) context.addIssue({ code: 'custom', message: problem });
+      }),
+    ),
+  )
+  .check(
+    z.minLength(1, 'must hold one secret, or two during a rotation'),
+    z.maxLength(2, 'must hold one secret, or two during a rotation'),
+    z.refine((secrets) => secrets.length < 2 || secrets[0] !== secrets[1], 'must hold two different secrets'),
+  );
 
 function endpointSchema({ deployed, knownTypes }: EndpointRules) {
   return z.strictObject({
@@ -39,25 +55,12 @@ function endpointSchema({ deployed, knownTypes }: EndpointRules) {
       }),
     ),
     finality: z.enum(finalities),
-    secrets: z
-      .array(
-        z.string().check(
-          z.superRefine((secret, context) => {
-            const problem = secretProblem(secret);
-            if (problem) context.addIssue({ code: 'custom', message: problem });
-          }),
-        ),
-      )
-      .check(
-        z.minLength(1, 'must hold one secret, or two during a rotation'),
-        z.maxLength(2, 'must hold one secret, or two during a rotation'),
-        z.refine((secrets) => secrets.length < 2 || secrets[0] !== secrets[1], 'must hold two different secrets'),
-      ),
+    secrets: z.optional(secretsSchema),
   });
 }
 
 /** One webhook endpoint: where its events go, which types, at what finality, and the secrets that sign them. */
-export type WebhookEndpoint = z.infer<ReturnType<typeof endpointSchema>>;
+export type WebhookEndpoint = Omit<z.infer<ReturnType<typeof endpointSchema>>, 'secrets'> & { secrets: string[] };
 
 function urlProblems(text: string, deployed: boolean): string[] {
   if (!URL.canParse(text)) return ['is not a URL'];
@@ -116,11 +119,14 @@ export function parseEndpoints(json: string | undefined, rules: EndpointRules): 
   const problems: string[] = [];
   const names = declared.map((endpoint) => (endpoint as { name?: unknown } | null)?.name);
   for (const [index, endpoint] of declared.entries()) {
-    const parsed = schema.safeParse(endpoint);
+    const linked = typeof names[index] === 'string' ? rules.linkedSecrets?.(names[index]) : undefined;
+    const withSecrets = endpoint && typeof endpoint === 'object' && !('secrets' in endpoint) && linked?.length ? { ...endpoint, secrets: linked } : endpoint;
+    const parsed = schema.safeParse(withSecrets);
     const broken = parsed.success ? [] : parsed.error.issues.map((issue) => `${issue.path.join('.') || 'the endpoint'}: ${issue.message}`);
     if (typeof names[index] === 'string' && names.indexOf(names[index]) !== index) broken.push('name: an endpoint before it has the same name');
+    if (parsed.success && !parsed.data.secrets) broken.push('secrets: none declared, and no secret linked for it');
     if (broken.length > 0) problems.push(`${label(endpoint, index)}: ${broken.join('; ')}`);
-    else if (parsed.success) endpoints.push(parsed.data);
+    else if (parsed.success && parsed.data.secrets) endpoints.push({ ...parsed.data, secrets: parsed.data.secrets });
   }
   if (problems.length > 0) throw refused(problems);
   return endpoints;

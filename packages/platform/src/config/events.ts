@@ -15,3 +15,15 @@ export const eventsSchema = z.object({
   /** Set on deployed stages: endpoints must be public https:// addresses. The local stack leaves it unset. */
   WEBHOOK_DEPLOYED: z._default(z.enum(['true', 'false']), 'false'),
 });
+
+/**
+ * The SST secrets that hold a deployed endpoint's signing secrets (infra/webhooks.ts links them to the listener): the
+ * current one, and the next during a rotation (empty otherwise). `game-server` is WebhookGameServerSecret.
+ */
+export function webhookSecretNames(endpoint: string): { current: string; next: string } {
+  const pascal = endpoint
+    .split('-')
+    .map((word) => word.charAt(0).toUpperCase() + word.slice(1))
+    .join('');
+  return { current: `Webhook${pascal}Secret`, next: `Webhook${pascal}NextSecret` };
+}

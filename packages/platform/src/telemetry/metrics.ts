@@ -77,6 +77,15 @@ export const metricCatalog = {
   ListenerFailedPosts: { unit: 'Count' },
   /** Posts not delivered, failed or skipped at the deadline: connections that missed the event and must see the gap, by the dimension kind. */
   UndeliveredPosts: { unit: 'Count' },
+  // Webhooks, published by the listener, by the dimension endpoint (docs/webhooks.md).
+  /** Deliveries a receiver accepted (a 2xx). */
+  WebhookDeliveries: { unit: 'Count' },
+  /** Attempts that failed: refused, timed out, reset, or never sent; each is tried again or dead-lettered. */
+  WebhookFailedAttempts: { unit: 'Count' },
+  /** Deliveries dead-lettered once their retry window passed. */
+  WebhookDeadLettered: { unit: 'Count' },
+  /** The age of the oldest delivery not yet done, from its first attempt, published every poll by the leading listener. */
+  WebhookOldestPending: { unit: 'Seconds' },
   // The fan-out function, one document per shard invocation (dimension kind); its posts count in the three listener metrics above.
   /** One shard invocation of the fan-out function: its read and its posts, by the dimension kind. */
   FanOutShardTime: { unit: 'Milliseconds' },
@@ -102,7 +111,8 @@ export const listenerDocuments = {
     dimensions: ['kind'],
     metrics: ['ListenerEvents', 'ListenerFanOutTime', 'ListenerPostsSent', 'ListenerGoneConnections', 'ListenerFailedPosts', 'UndeliveredPosts'],
   },
-} as const satisfies Record<string, { dimensions: readonly ('kind' | 'reason')[]; metrics: readonly MetricName[] }>;
+  webhook: { dimensions: ['endpoint'], metrics: ['WebhookDeliveries', 'WebhookFailedAttempts', 'WebhookDeadLettered', 'WebhookOldestPending'] },
+} as const satisfies Record<string, { dimensions: readonly ('kind' | 'reason' | 'endpoint')[]; metrics: readonly MetricName[] }>;
 
 /** The bounded values of the dimensions that are not a route. */
 export type WalletLinkFailure = 'noChallenge' | 'badSignature' | 'addressMismatch' | 'walletTaken';
@@ -206,7 +216,7 @@ export function addMetric(name: MetricName, value = 1): void {
 }
 
 /** Publishes at once one document carrying an extra dimension (a reason, a kind), apart from the request's. */
-export function publishWith(dimension: { name: 'reason' | 'kind'; value: string }, values: Partial<Record<MetricName, number>>): void {
+export function publishWith(dimension: { name: 'reason' | 'kind' | 'endpoint'; value: string }, values: Partial<Record<MetricName, number>>): void {
   const single = createMetrics();
   single.addDimension(dimension.name, dimension.value);
   for (const [name, value] of Object.entries(values) as [MetricName, number][]) addRefusable(single, name, value);
