@@ -53,6 +53,9 @@ export async function startWebhooks(options: WebhookOptions): Promise<Webhooks> 
     application_name: 'hatchery-listener-jobs',
     schedule: false,
     useListenNotify: true,
+    // How soon a job held by a task that died is found expired and given to another: its expiry plus at most this.
+    superviseIntervalSeconds: deliveryLimits.superviseSeconds,
+    monitorIntervalSeconds: deliveryLimits.superviseSeconds,
   });
   boss.on('error', (error) => log.warn({ err: error }, 'the job queue reported an error'));
   await boss.start();

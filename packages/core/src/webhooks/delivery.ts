@@ -28,6 +28,8 @@ export const deliveryLimits = {
   concurrency: 8,
   /** A job held this long by a worker that died is given to another (pg-boss's expiry): above an attempt's longest. */
   expireInSeconds: 30,
+  /** How often expired jobs are looked for. */
+  superviseSeconds: 5,
   /** Events handed to a queue in one transaction. */
   dispatchBatch: 500,
 } as const;
