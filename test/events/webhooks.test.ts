@@ -61,7 +61,11 @@ beforeAll(async () => {
   }));
   stack = await startTestStack({ demoData: demoSizes.demo, env: { WEBHOOK_ENDPOINTS: JSON.stringify(endpoints) } });
   writes = indexer(stack);
-  await waitFor(async () => (await stack.sql('SELECT count(*)::int AS n FROM hatchery.webhook_dispatch'))[0]?.n === endpoints.length, 'every endpoint placed in the log', 30_000);
+  await waitFor(
+    async () => (await stack.sql('SELECT count(*)::int AS n FROM hatchery.webhook_dispatch'))[0]?.n === endpoints.length,
+    'every endpoint placed in the log',
+    30_000,
+  );
 });
 
 afterAll(async () => {
@@ -77,7 +81,9 @@ describe('webhooks', () => {
     const fulfilment = await writes.fulfilFor(buyer);
     await waitFor(() => receivers.good.received.length === 1, 'the healthy endpoint’s delivery');
     const [delivery] = receivers.good.received;
-    console.log(`a fulfilment reached a latest endpoint ${delivery!.at - written} ms after it was written (load ${(await import('node:os')).loadavg()[0]!.toFixed(2)})`);
+    console.log(
+      `a fulfilment reached a latest endpoint ${delivery!.at - written} ms after it was written (load ${(await import('node:os')).loadavg()[0]!.toFixed(2)})`,
+    );
     expect(delivery!.at - written).toBeLessThan(2_000 + 3_000);
     // Each secret of the rotation verifies it alone; a changed body, an old timestamp, another secret do not.
     const headers = delivery!.headers as Record<string, string>;

@@ -4,7 +4,7 @@ import pg from 'pg';
 import { PgBoss, type Job } from 'pg-boss';
 import { coveredBlock } from '@hatchery/core/events/replay';
 import { readFreshness } from '@hatchery/core/indexer/freshness-read';
-import { deadLetterQueue, deliveryLimits, deliveryQueue, dispatchEvents, nextStep, type DeliveryJob } from '@hatchery/core/webhooks/delivery';
+import { deadLetterQueue, deliveryLimits, deliveryQueue, dispatchEvents, jobSchema, nextStep, type DeliveryJob } from '@hatchery/core/webhooks/delivery';
 import type { WebhookEndpoint } from '@hatchery/core/webhooks/endpoints';
 import { postWebhook } from '@hatchery/core/webhooks/post';
 import { webhookHeaders } from '@hatchery/core/webhooks/signature';
@@ -32,9 +32,6 @@ export interface Webhooks {
   idle(): Promise<void>;
   stop(): Promise<void>;
 }
-
-/** pg-boss's tables: a schema of their own beside the service's. */
-export const jobSchema = 'hatchery_jobs';
 
 /**
  * The webhooks' workers and dispatch on pg-boss (docs/webhooks.md, "The

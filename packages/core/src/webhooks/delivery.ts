@@ -13,6 +13,9 @@ import { isExpired, nextAttemptDelayMs } from './retry-schedule';
  * job, posts it, and settles it in the transaction pg-boss holds the job in.
  */
 
+/** pg-boss's tables: a schema of their own beside the service's. */
+export const jobSchema = 'hatchery_jobs';
+
 /** Each endpoint's own queue, so a slow or failing one holds only its own workers. */
 export const deliveryQueue = (endpoint: string) => `webhook.${endpoint}`;
 /** Where an endpoint's deliveries go once their retry window has passed, until `npm run webhooks -- redeliver` sends them again. */
@@ -64,7 +67,11 @@ export function nextStep(job: DeliveryJob, outcome: PostOutcome, now: Date, retr
 
 /** The part of pg-boss the dispatch uses: an insert that takes the dispatch's own transaction. */
 export interface JobInserter {
-  insert(name: string, jobs: { data: DeliveryJob }[], options: { db: { executeSql(text: string, values?: unknown[]): Promise<{ rows: unknown[] }> } }): Promise<unknown>;
+  insert(
+    name: string,
+    jobs: { data: DeliveryJob }[],
+    options: { db: { executeSql(text: string, values?: unknown[]): Promise<{ rows: unknown[] }> } },
+  ): Promise<unknown>;
 }
 
 /**
@@ -89,9 +96,10 @@ export async function dispatchEvents(
        ON CONFLICT (endpoint) DO NOTHING`,
       [endpoint.name],
     );
-    const { rows } = await session.query<{ position: string }>('SELECT position::text AS position FROM hatchery.webhook_dispatch WHERE endpoint = $1 FOR UPDATE', [
-      endpoint.name,
-    ]);
+    const { rows } = await session.query<{ position: string }>(
+      'SELECT position::text AS position FROM hatchery.webhook_dispatch WHERE endpoint = $1 FOR UPDATE',
+      [endpoint.name],
+    );
     let after = Number(rows[0]?.position ?? 0);
     let handed = 0;
     for (;;) {
