@@ -1,4 +1,5 @@
 import { logger } from '@hatchery/platform/telemetry/logger';
+import { checkEndpointAddresses } from '@hatchery/core/webhooks/endpoints';
 import { Listener } from './listener';
 
 /**
@@ -10,7 +11,13 @@ import { Listener } from './listener';
 // Every AWS client here is the SDK's, with its default credential chain: the task role's credentials come from the
 // container endpoint and are renewed before they expire (static ones in the environment, the local stack's, come first).
 const log = logger().child({ component: 'listener' });
-const listener = new Listener({ log }).start();
+const listener = new Listener({ log });
+// A webhook whose host name resolves to a private address is refused here, at start, not at its first delivery.
+await checkEndpointAddresses(listener.options.webhooks.endpoints, { deployed: listener.options.webhooks.deployed }).catch((error: unknown) => {
+  log.error({ err: error }, 'the webhook endpoints break the rules for a deployed stage');
+  process.exit(1);
+});
+listener.start();
 log.info({ managementEndpoint: listener.options.managementEndpoint }, 'listener started');
 
 let stopping = false;
