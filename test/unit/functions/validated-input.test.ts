@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { linkWalletBodySchema } from '@hatchery/core/accounts/wire';
-import { AppError } from '@hatchery/core/errors';
+import { AppError, toProblem } from '@hatchery/core/errors';
 import { pageQuerySchema } from '@hatchery/core/query/page-query';
 import type { HttpEvent, RequestInput } from '@hatchery/functions/middleware/types';
 import { validateInput, type InputSchemas } from '@hatchery/functions/middleware/validate-input';
@@ -72,5 +72,35 @@ describe('validated input', () => {
     const second = validate({ body });
     expect(second.body).toEqual(first.body);
     expect(second).not.toBe(first);
+  });
+
+  it('answers a 422 problem naming every bad field of query and path at once, each with its messages', () => {
+    const validate = validator(listRoute);
+    const error = (() => {
+      try {
+        validate({ queryStringParameters: { page: '0', pageSize: '101' }, pathParameters: { address: '0x12' } });
+      } catch (caught) {
+        return caught;
+      }
+    })();
+    expect(error).toBeInstanceOf(AppError);
+    expect(toProblem(error, '/accounts/0x12/nfts')).toEqual({
+      status: 422,
+      headers: { 'content-type': 'application/problem+json', 'cache-control': 'no-store' },
+      body: {
+        title: 'Validation failed',
+        status: 422,
+        detail: 'One or more fields are invalid.',
+        instance: '/accounts/0x12/nfts',
+        errors: { page: ['must be at least 1'], pageSize: ['must be at most 100'], address: ['must be 0x followed by 40 hex characters'] },
+      },
+    });
+  });
+
+  it('refuses a body that is not JSON as a 422 on `body`, and reads a base64 one as the text it encodes', () => {
+    const validate = validator({ body: linkWalletBodySchema });
+    expect(() => validate({ body: '{"address":' })).toThrow(expect.objectContaining({ kind: 'validation', fields: { body: ['must be valid JSON'] } }));
+    const body = { address: wallet, signature: `0x${'1'.repeat(130)}` };
+    expect(validate({ body: Buffer.from(JSON.stringify(body)).toString('base64'), isBase64Encoded: true }).body).toEqual(body);
   });
 });

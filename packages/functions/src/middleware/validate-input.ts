@@ -31,13 +31,13 @@ function parseJsonBody(raw: string | undefined, isBase64Encoded: boolean | undef
   }
 }
 
-function parse(schema: z.ZodMiniType | undefined, value: unknown): unknown {
+/** `value` as `schema` reads it; what it refuses is added to `refused`. */
+function parse(schema: z.ZodMiniType | undefined, value: unknown, refused: FieldErrors): unknown {
   if (!schema) return undefined;
   const result = schema.safeParse(value);
-  if (!result.success) {
-    throw new AppError('validation', 'One or more fields are invalid.', fieldErrors(result.error));
-  }
-  return result.data;
+  if (result.success) return result.data;
+  for (const [field, messages] of Object.entries(fieldErrors(result.error))) (refused[field] ??= []).push(...messages);
+  return undefined;
 }
 
 /** Frozen through, so that no request can change what the next one with the same parameters is handed. */
@@ -55,11 +55,17 @@ function deepFreeze<T>(value: T): T {
  * valid inputs are kept, frozen, in a small bounded memo (a refused one is parsed each time, and never kept).
  */
 export const validateInput = (schemas: InputSchemas): HttpMiddleware => {
-  const parseAll = (event: HttpEvent): RequestInput => ({
-    query: parse(schemas.query, event.queryStringParameters ?? {}),
-    params: parse(schemas.params, event.pathParameters ?? {}),
-    body: schemas.body ? parse(schemas.body, parseJsonBody(event.body, event.isBase64Encoded)) : undefined,
-  });
+  // Every part is read before any refusal, so that the 422 names each bad field, whichever part holds it.
+  const parseAll = (event: HttpEvent): RequestInput => {
+    const refused: FieldErrors = {};
+    const input = {
+      query: parse(schemas.query, event.queryStringParameters ?? {}, refused),
+      params: parse(schemas.params, event.pathParameters ?? {}, refused),
+      body: schemas.body ? parse(schemas.body, parseJsonBody(event.body, event.isBase64Encoded), refused) : undefined,
+    };
+    if (Object.keys(refused).length > 0) throw new AppError('validation', 'One or more fields are invalid.', refused);
+    return input;
+  };
   if (schemas.body) return { before: (request) => void (request.context.input = parseAll(request.event)) };
   const kept = new LRUCache<string, RequestInput>({ maxSize: keptInputsPerRoute });
   return {
