@@ -1,4 +1,3 @@
-import { spawn, type ChildProcess } from 'node:child_process';
 import { chmod, mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -6,6 +5,7 @@ import { privateKeyToAccount } from 'viem/accounts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freePort } from '@hatchery/local/ports';
 import { commandLines, docBlock, jsonValues, onStack, repository, runShell, where } from '../support/docs';
+import { ctrlC, terminals, until, type Started } from '../support/terminal';
 
 /**
  * The examples a reader runs by hand, as README.md and docs/ write
@@ -14,43 +14,10 @@ import { commandLines, docBlock, jsonValues, onStack, repository, runShell, wher
  * HATCHERY_URL for the events example): the start command, a token and
  * /accounts/me, the wallet-link walkthrough, and the events with simulate.
  * The public curl examples run in test/local/demo-data.test.ts, the front-end
- * example in test/client/browser.test.ts.
+ * example in test/client/browser.test.ts, the webhook walkthrough in
+ * test/local/webhook-receiver.test.ts.
  */
-interface Started {
-  child: ChildProcess;
-  output: () => string;
-  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
-}
-
-const children: Started[] = [];
-
-/** One line of a block, as typed at a terminal of its own (bash, at the repository root), in a process group of its own as a terminal's job is. */
-function terminal(line: string, env: Record<string, string>): Started {
-  const child = spawn('bash', ['-c', line], { cwd: repository, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
-  let output = '';
-  child.stdout!.on('data', (chunk) => (output += chunk));
-  child.stderr!.on('data', (chunk) => (output += chunk));
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
-    child.on('exit', (code, signal) => resolve({ code, signal })),
-  );
-  const started = { child, output: () => output, exited };
-  children.push(started);
-  return started;
-}
-
-/** Ctrl-C in that terminal: SIGINT to its whole process group. */
-const ctrlC = (started: Started) => {
-  if (started.child.exitCode === null && started.child.signalCode === null) process.kill(-started.child.pid!, 'SIGINT');
-  return started.exited;
-};
-
-async function until(condition: () => boolean, what: string, timeoutMs = 60_000, output?: () => string): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}${output ? `:\n${output()}` : ''}`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-}
+const { terminal, closeAll } = terminals();
 
 let dataDir: string;
 let stackUrl: string;
@@ -71,12 +38,7 @@ beforeAll(async () => {
 }, 120_000);
 
 afterAll(async () => {
-  for (const started of children.reverse()) {
-    if (started.child.exitCode !== null || started.child.signalCode !== null) continue;
-    process.kill(-started.child.pid!, 'SIGINT');
-    const stopped = await Promise.race([started.exited.then(() => true), new Promise((resolve) => setTimeout(() => resolve(false), 15_000))]);
-    if (!stopped) process.kill(-started.child.pid!, 'SIGKILL');
-  }
+  await closeAll();
   if (dataDir) await rm(dataDir, { recursive: true, force: true });
 }, 60_000);
 

@@ -150,6 +150,26 @@ export function docBlock(id: string): Block {
 /** Where a block is, for messages: `docs/http-api.md:42`. */
 export const where = (block: Block) => `${block.file}:${block.line}`;
 
+/**
+ * The lines of a snippet block (its trailing `// ` comments and blank lines aside) that are not, in order, whole lines
+ * of `file` (relative to the repository): none when the block is the file's own code, shortened.
+ */
+export function linesNotInFile(block: Block, file: string): string[] {
+  const lines = readFileSync(join(repository, file), 'utf8')
+    .split('\n')
+    .map((line) => line.trim());
+  let from = 0;
+  const missing: string[] = [];
+  for (const line of block.text.split('\n')) {
+    const code = line.replace(/\s+\/\/ .*$/, '').trim();
+    if (!code) continue;
+    const at = lines.indexOf(code, from);
+    if (at < from) missing.push(`${where(block)}: ${code}`);
+    else from = at + 1;
+  }
+  return missing;
+}
+
 /** The commands of a block, one a line: comment lines and blank lines dropped (each kept line runs on its own). */
 export function commandLines(block: Block): string[] {
   return block.text

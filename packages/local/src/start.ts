@@ -14,8 +14,8 @@ import { startStack, type RunningStack } from './stack';
 const writesDemoData = (settings: LocalSettings, databaseUrl: string | undefined) =>
   settings.HATCHERY_DEMO_DATA === 'true' || (settings.HATCHERY_DEMO_DATA === 'auto' && !databaseUrl);
 
-/** Values the banner never prints. */
-const secretSettings = new Set(['ORIGIN_VERIFY_SECRET']);
+/** Values the banner never prints: a secret, or a setting that holds one (the webhook endpoints' signing secrets). */
+const secretSettings = new Set(['ORIGIN_VERIFY_SECRET', 'WEBHOOK_ENDPOINTS']);
 
 /**
  * The settings of `env` whose value differs from the default, as NAME=value: what makes this stack unlike the one the

@@ -3,7 +3,7 @@ import { dirname, join, normalize } from 'node:path';
 import ts from 'typescript';
 import { describe, expect, it } from 'vitest';
 import { healthSchema } from '@hatchery/core/health';
-import { docBlock, docPages, githubSlug, parseDoc, repository, where, type DocPage } from '../../support/docs';
+import { docBlock, docPages, githubSlug, linesNotInFile, parseDoc, repository, where, type DocPage } from '../../support/docs';
 
 /**
  * A README of at most 250 lines, docs/ one page per topic, every
@@ -127,7 +127,7 @@ describe('the documentation’s shape', () => {
   it('docs/ holds the topic pages, each a title, then who it is for and what they will be able to do; the README links every one', () => {
     const topics = pages.filter((page) => page.file.startsWith('docs/'));
     expect(topics.map((page) => page.file)).toEqual(
-      ['benchmarks', 'client', 'deploying', 'http-api', 'local-stack', 'operating', 'ponder', 'realtime'].map((name) => `docs/${name}.md`),
+      ['benchmarks', 'client', 'deploying', 'http-api', 'local-stack', 'operating', 'ponder', 'realtime', 'webhooks'].map((name) => `docs/${name}.md`),
     );
     const readme = pages.find((page) => page.file === 'README.md')!;
     for (const page of topics) {
@@ -270,17 +270,6 @@ describe('blocks checked without a stack', () => {
   });
 
   it('the hub snippet is examples/events.mjs’s own code (which test/local/examples.test.ts runs), line for line in order', () => {
-    const block = docBlock('events-snippet');
-    const file = readFileSync(join(repository, 'examples', 'events.mjs'), 'utf8')
-      .split('\n')
-      .map((line) => line.trim());
-    let from = 0;
-    for (const line of block.text.split('\n')) {
-      const code = line.replace(/\s+\/\/ .*$/, '').trim();
-      if (!code) continue;
-      const at = file.indexOf(code, from);
-      expect(at, `${where(block)}: ${code}`).toBeGreaterThanOrEqual(from);
-      from = at + 1;
-    }
+    expect(linesNotInFile(docBlock('events-snippet'), 'examples/events.mjs')).toEqual([]);
   });
 });
