@@ -119,7 +119,7 @@ describe('the event log', () => {
   it('at a finality, stops before the first event its block does not cover, and reads on from there once it does', async () => {
     await pass();
     await sql.query(`INSERT INTO indexer.sales VALUES ('0xs1', 11, $1, $2, 500, 10, 5, 12), ('0xs2', 11, $2, $1, 500, 10, 5, 14)`, [alice, bob]);
-    await checkpoint(14n, 10n);
+    await checkpoint(14n, 14n);
     await pass();
     const first = await read({ finality: 'finalized' }, '12');
     expect(first.items.map((event) => event.entity)).toEqual(['0xs1']);
@@ -127,6 +127,20 @@ describe('the event log', () => {
     expect((await read({ finality: 'finalized', after: positionOf(first.nextCursor) }, '14')).items.map((event) => event.entity)).toEqual(['0xs2']);
     // Unknown finality covers nothing.
     expect((await read({ finality: 'safe' }, undefined)).items).toEqual([]);
+  });
+
+  it('at a finality, covers no event above the log’s final block, though the indexer’s block has passed it', async () => {
+    await pass();
+    await sql.query(`INSERT INTO indexer.sales VALUES ('0xs1', 11, $1, $2, 500, 10, 5, 12)`, [alice, bob]);
+    await checkpoint(12n, 10n);
+    await pass();
+    // A reorg's revert takes the sale, then the indexer finalizes past its block, before the next pass compares.
+    await sql.query(`DELETE FROM indexer.sales WHERE id = '0xs1'`);
+    await checkpoint(13n, 12n);
+    expect((await read({ finality: 'finalized' }, '12')).items).toEqual([]);
+    expect(await pass()).toMatchObject({ reverted: 1, finalBlock: '12' });
+    expect((await read({ finality: 'finalized' }, '12')).items).toEqual([]);
+    expect(await types()).toEqual(['sale.completed 0xs1@12', 'sale.completed.reverted 0xs1@12']);
   });
 
   it('pages by cursor with no gap and no duplicate, and answers 410 naming the oldest kept once retention took a cursor’s events', async () => {
@@ -162,6 +176,21 @@ describe('the event log', () => {
     await sql.query(`UPDATE indexer.nfts SET owner = $1 WHERE token_id = 11`, [alice]);
     expect(await pass()).toMatchObject({ appended: 0, reverted: 1 });
     expect(await types()).toEqual(['nft.transferred 11@12', 'nft.transferred.reverted 11@12']);
+  });
+
+  it('compares owners in the pass that makes a transfer final, asked to or not: one a reorg undid is retracted, never final', async () => {
+    await pass();
+    await sql.query(`UPDATE indexer.nfts SET owner = $1 WHERE token_id = 11`, [bob]);
+    await checkpoint(12n, 10n);
+    await pass();
+    // A reorg's revert hands the NFT back and notifies nothing: the passes after it are not asked to compare owners.
+    await sql.query(`UPDATE indexer.nfts SET owner = $1 WHERE token_id = 11`, [alice]);
+    await checkpoint(13n, 10n);
+    expect(await appendDetectedEvents(session, { owners: false })).toMatchObject({ reverted: 0, finalBlock: '10' });
+    await checkpoint(14n, 12n);
+    expect(await appendDetectedEvents(session, { owners: false })).toMatchObject({ reverted: 1, finalBlock: '12' });
+    expect(await types()).toEqual(['nft.transferred 11@12', 'nft.transferred.reverted 11@12']);
+    expect((await read({ finality: 'finalized' }, '14')).items).toEqual([]);
   });
 
   it('lets one writer pass at a time: a second waits on the first’s lock, then finds nothing new', async () => {

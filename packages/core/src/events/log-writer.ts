@@ -129,7 +129,8 @@ type OpenRow = { position: string; type: EventType; entity: string; block: strin
 
 /**
  * One pass: reads, compares and appends in one transaction on `session` (a client of its own, not a pool). `owners`:
- * compare the NFTs' owners too, a scan of the whole nfts table, so the caller asks for it when the table changed.
+ * compare the NFTs' owners too, a scan of the whole nfts table, so the caller asks for it when the table changed (a
+ * pass that makes an open transfer final compares them whatever it is asked).
  */
 export async function appendDetectedEvents(session: Queryable, { owners = true }: { owners?: boolean } = {}): Promise<AppendOutcome> {
   await session.query('BEGIN ISOLATION LEVEL REPEATABLE READ');
@@ -174,7 +175,11 @@ async function pass(session: Queryable, compareOwnersNow: boolean): Promise<Appe
   );
   const open: OpenEvent[] = openRows.map((row) => ({ ...row, position: Number(row.position) }));
   const rows = compareWithOpen(detected, open);
-  const changes = compareOwnersNow ? await detectOwnerChanges(session) : undefined;
+  const nextFinal = finalized !== undefined && finalized > BigInt(finalBlock) ? finalized.toString() : finalBlock;
+  // Once final, an event is compared no more: a transfer this pass makes final is checked against the owners first,
+  // whatever asked for the pass (a reorg's revert notifies nothing, and may have undone it).
+  const sealsTransfer = open.some((event) => event.type === 'nft.transferred' && BigInt(event.block) <= BigInt(nextFinal));
+  const changes = compareOwnersNow || sealsTransfer ? await detectOwnerChanges(session) : undefined;
   const blockOfChanges = (head ?? BigInt(await highestBlock(session))).toString();
   const owners = changes ? compareOwners(changes, open, blockOfChanges) : { fresh: [], retracted: [] };
 
@@ -214,7 +219,6 @@ async function pass(session: Queryable, compareOwnersNow: boolean): Promise<Appe
     );
   }
   if (changes?.length) await storeOwners(session, changes);
-  const nextFinal = finalized !== undefined && finalized > BigInt(finalBlock) ? finalized.toString() : finalBlock;
   await session.query('UPDATE hatchery.event_log SET last_position = $1, final_block = $2::numeric, updated_at = now()', [lastPosition, nextFinal]);
   return { started: false, appended: appended.length - retracted.length, reverted: retracted.length, lastPosition, finalBlock: nextFinal };
 }

@@ -81,7 +81,10 @@ type Row = {
 /**
  * A page of the log after `query.after`, at its finality (`covered`: the
  * block it covers; undefined at `latest`). A position before the oldest kept
- * is a 410 that names the oldest.
+ * is a 410 that names the oldest. A finality covers no further than the
+ * log's final block either: above it, the writer has not yet compared the
+ * rows with a finalized block that covers them, so a reorg's revert may
+ * still have an event there to retract.
  */
 export async function readEvents(db: Queryable, query: EventQuery, covered: string | undefined): Promise<EventPage> {
   const types = query.types?.length ? (query.finality === 'latest' ? query.types.flatMap((type) => [type, `${type}${revertedSuffix}`]) : query.types) : null;
@@ -92,7 +95,8 @@ export async function readEvents(db: Queryable, query: EventQuery, covered: stri
     `SELECT (SELECT last_position FROM hatchery.event_log)::text AS last,
        (SELECT min(position) FROM hatchery.events)::text AS oldest,
        CASE WHEN $1::numeric IS NULL THEN (SELECT last_position FROM hatchery.event_log)
-         ELSE coalesce((SELECT min(position) - 1 FROM hatchery.events WHERE block > $1::numeric AND reverted_by IS NULL AND reverts IS NULL),
+         ELSE coalesce((SELECT min(position) - 1 FROM hatchery.events
+                        WHERE block > least($1::numeric, (SELECT final_block FROM hatchery.event_log)) AND reverted_by IS NULL AND reverts IS NULL),
                        (SELECT last_position FROM hatchery.event_log)) END::text AS upper`,
     [coveredBlock],
   );
