@@ -1,11 +1,13 @@
+import { loadavg } from 'node:os';
 import pg from 'pg';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { Address } from 'viem';
 import { createClient, indexedBlocks } from '../../packages/client/src/index';
-import { connectHub, record, waitFor, type Hub } from '../realtime/support';
+import { connectHub, record, sleep, waitFor, type Hub } from '../realtime/support';
 import { hatcheryAbi, hatchTokenAbi } from './app/abis';
 import { besidePonder, type BesidePonder } from './beside-ponder';
 import { decodeCheckpoint, spawnPonder, type Layout } from './chain';
+import { webhookReceiver, type DeliveredEvent, type Delivery, type WebhookReceiver } from './receiver';
 import { freshnessCacheMs } from '@hatchery/core/indexer/freshness';
 import { minBlockLimits } from '@hatchery/core/indexer/min-block';
 
@@ -15,6 +17,7 @@ type Health = { indexer: 'unknown' | { chains: Chains } };
 type Page<T> = { items: T[]; totalCount: number };
 
 const ether = 10n ** 18n;
+const zeroAddress = '0x0000000000000000000000000000000000000000';
 const lower = (address: Address) => address.toLowerCase();
 const edition = (name: string, rarity: number) => ({
   name,
@@ -34,17 +37,36 @@ const edition = (name: string, rarity: number) => ({
  * Hatchery beside the real indexer, on one layout: started first beside a
  * real Ponder on a real chain, it serves the chain's state on every endpoint,
  * pushes its events over the stock SignalR client, tells how fresh its data
- * is, reads only what each block names, and keeps a client that follows
- * docs/realtime.md right through a reorg.
+ * is, reads only what each block names, keeps a client that follows
+ * docs/realtime.md right through a reorg, and delivers the event log's events
+ * to webhook endpoints at `latest` and at `finalized`.
  */
 export function besidePonderSuite(layout: Layout) {
   let setup: BesidePonder;
   let hub: Hub;
   let market: MarketChanged[];
+  /** Two endpoints of the same types, one at each end of finality; each delivery notes Ponder's finalized block when it came. */
+  let webhooks: Record<'latest' | 'finalized', WebhookReceiver<bigint | undefined>>;
   const figures: string[] = [];
 
   beforeAll(async () => {
-    setup = await besidePonder(layout);
+    // Undefined until Hatchery and Ponder are up (no event comes before).
+    const finalizedNow = () =>
+      setup === undefined
+        ? Promise.resolve(undefined)
+        : checkpoints().then(
+            ({ finalized }) => finalized,
+            () => undefined,
+          );
+    webhooks = { latest: await webhookReceiver(finalizedNow), finalized: await webhookReceiver(finalizedNow) };
+    const endpoints = Object.entries(webhooks).map(([finality, receiver]) => ({
+      name: finality,
+      url: receiver.url,
+      types: ['forge.fulfilled', 'sale.completed', 'listing.opened', 'listing.closed', 'nft.transferred'],
+      finality,
+      secrets: [receiver.secret],
+    }));
+    setup = await besidePonder(layout, { hatcheryEnv: { WEBHOOK_ENDPOINTS: JSON.stringify(endpoints) } });
     hub = await connectHub(setup.hatchery.url);
     market = record<MarketChanged>(hub, 'marketChanged');
   }, 240_000);
@@ -52,12 +74,24 @@ export function besidePonderSuite(layout: Layout) {
   afterAll(async () => {
     await hub?.stop();
     await setup?.stop();
+    await Promise.all(Object.values(webhooks ?? {}).map((receiver) => receiver.close()));
     if (figures.length) console.log(`${layout} layout:\n  ${figures.join('\n  ')}`);
   }, 60_000);
 
   const who = () => {
     const [admin, alice, bob, carol, dave] = setup.chain.accounts as [Address, Address, Address, Address, Address];
     return { admin, alice, bob, carol, dave };
+  };
+  /** Ponder's latest, safe and finalized blocks, from its _ponder_checkpoint. */
+  const checkpoints = async () => {
+    const [row] = await setup.sql<{ latest_checkpoint: string; safe_checkpoint: string; finalized_checkpoint: string }>(
+      `SELECT latest_checkpoint, safe_checkpoint, finalized_checkpoint FROM ${setup.ponder.readSchema}._ponder_checkpoint WHERE chain_id = 31337`,
+    );
+    return {
+      latest: decodeCheckpoint(row!.latest_checkpoint).blockNumber,
+      safe: decodeCheckpoint(row!.safe_checkpoint).blockNumber,
+      finalized: decodeCheckpoint(row!.finalized_checkpoint).blockNumber,
+    };
   };
   const read = <T>(functionName: string, args: readonly unknown[], contract: 'hatchery' | 'token' = 'hatchery') =>
     setup.chain.publicClient.readContract({
@@ -313,12 +347,6 @@ export function besidePonderSuite(layout: Layout) {
     // Ponder finalizes 30 blocks behind the head once the head is 60 past its finalized block: enough empty blocks move it.
     const head = await setup.chain.mine(70);
     await setup.indexed(head);
-    const checkpoints = async () => {
-      const [row] = await setup.sql<{ safe_checkpoint: string; finalized_checkpoint: string }>(
-        `SELECT safe_checkpoint, finalized_checkpoint FROM ${setup.ponder.readSchema}._ponder_checkpoint WHERE chain_id = 31337`,
-      );
-      return { finalized: decodeCheckpoint(row!.finalized_checkpoint).blockNumber, safe: decodeCheckpoint(row!.safe_checkpoint).blockNumber };
-    };
     await expect.poll(async () => (await checkpoints()).finalized, { timeout: 10_000 }).toBeGreaterThan(0n);
     const { finalized, safe } = await checkpoints();
     // Nothing is mined here, so Ponder's finalized block stays put; the instance's view is at most a second old.
@@ -413,6 +441,198 @@ export function besidePonderSuite(layout: Layout) {
     // Ordering by maxBlock, as the docs once said, would have kept the reorged-out state.
     expect(byMaxBlock!.count).toBe(settled + 1);
   }, 60_000);
+
+  /** When a row `query` finds appears, polled each 20 ms: the moment Ponder wrote it, give or take a poll. */
+  const writtenAt = async (query: string, values: unknown[]) => {
+    const deadline = Date.now() + 15_000;
+    for (;;) {
+      const polledAt = Date.now();
+      if ((await setup.sql(query, values)).length > 0) return polledAt;
+      if (Date.now() > deadline) throw new Error(`Ponder wrote no row for ${query} ${JSON.stringify(values)}`);
+      await sleep(20);
+    }
+  };
+  const delivered = async (to: keyof typeof webhooks, what: string, match: (event: DeliveredEvent) => boolean, timeoutMs = 10_000) => {
+    await waitFor(() => webhooks[to].find(match) !== undefined, `${what} at the ${to} endpoint`, timeoutMs);
+    return webhooks[to].find(match)!;
+  };
+  /** Mines empty blocks until Ponder's finalized block reaches `block`; returns when it did, give or take a poll of 20 ms. */
+  const mineUntilFinalized = async (block: bigint) => {
+    const deadline = Date.now() + 60_000;
+    for (;;) {
+      // Ponder moves its finalized block to 30 behind the head once the head is 60 past it.
+      const head = await setup.chain.mine(10);
+      for (;;) {
+        const polledAt = Date.now();
+        const { finalized, latest } = await checkpoints();
+        if (finalized >= block) return polledAt;
+        if (latest >= head) break;
+        if (Date.now() > deadline) throw new Error(`Ponder's finalized block stayed at ${finalized}, short of ${block}`);
+        await sleep(20);
+      }
+    }
+  };
+  const load = () => `load ${loadavg()[0]!.toFixed(2)}`;
+  /** The fulfilment and the sale the latest endpoint had at once, for the finalized endpoint to have later. */
+  let hooked: Delivery<bigint | undefined>[] = [];
+
+  it('delivers a forge fulfilment and a sale to a latest endpoint within 2 s of Ponder writing their rows', async () => {
+    const { alice, bob, carol } = who();
+    const { act, hatchery } = setup;
+    const schema = setup.ponder.readSchema;
+    const editionId = BigInt((await hatchery.json<Page<{ id: string }>>('/editions')).items[0]!.id);
+    const requested = await act.requestForge(carol, 1);
+    const minted = await act.mint(alice, editionId, 1, 'Sold on the hook');
+    const listed = await act.list(alice, minted.tokenId, 2n * ether);
+    await setup.indexed(listed.blockNumber);
+
+    const [fulfilled, fulfilmentWritten] = await Promise.all([
+      act.fulfilForge(requested.requestId, editionId, 0, 'Hooked'),
+      writtenAt(`SELECT 1 FROM ${schema}.forge_requests WHERE request_id = $1 AND status = 'Fulfilled'`, [String(requested.requestId)]),
+    ]);
+    const fulfilment = await delivered('latest', 'the fulfilment', (event) => event.type === 'forge.fulfilled' && event.entity === String(requested.requestId));
+    const [sale, saleWritten] = await Promise.all([
+      act.buy(bob, minted.tokenId),
+      writtenAt(`SELECT 1 FROM ${schema}.sales WHERE token_id = $1`, [String(minted.tokenId)]),
+    ]);
+    const sold = await delivered('latest', 'the sale', (event) => event.type === 'sale.completed' && event.payload.tokenId === String(minted.tokenId));
+    figures.push(
+      `webhooks at latest: forge.fulfilled ${fulfilment.at - fulfilmentWritten} ms, sale.completed ${sold.at - saleWritten} ms after Ponder wrote their rows (${load()})`,
+    );
+    expect(fulfilment.event).toMatchObject({
+      blockNumber: String(fulfilled.blockNumber),
+      payload: { requestId: String(requested.requestId), buyer: lower(carol), tier: 1, tokenId: String(fulfilled.tokenId), editionId: String(editionId) },
+    });
+    expect(sold.event).toMatchObject({
+      blockNumber: String(sale.blockNumber),
+      payload: { seller: lower(alice), buyer: lower(bob), price: String(2n * ether), platformFee: String(sale.platformFee), royalty: String(sale.royalty) },
+    });
+    expect(fulfilment.at - fulfilmentWritten).toBeLessThan(2_000);
+    expect(sold.at - saleWritten).toBeLessThan(2_000);
+    // Both came while Ponder's finalized block was below theirs: latest waits for no finality.
+    for (const { event, note } of [fulfilment, sold]) expect(note).toBeLessThan(BigInt(event.blockNumber));
+    // The listing's opening and its close by the sale, and the NFT changing hands, come too.
+    const listing = `${minted.tokenId}@${listed.blockNumber}`;
+    await delivered('latest', 'the listing', (event) => event.type === 'listing.opened' && event.entity === listing);
+    const closed = await delivered('latest', 'the listing’s close', (event) => event.type === 'listing.closed' && event.entity === listing);
+    expect(closed.event.payload.status).toBe('Sold');
+    await delivered(
+      'latest',
+      'the sold NFT’s transfer',
+      (event) => event.type === 'nft.transferred' && event.entity === String(minted.tokenId) && event.payload.to === lower(bob),
+    );
+    expect(webhooks.latest.refused).toEqual([]);
+    hooked = [fulfilment, sold];
+  }, 60_000);
+
+  it('holds them from a finalized endpoint until Ponder’s finalized checkpoint covers their blocks', async () => {
+    expect(hooked).toHaveLength(2);
+    const ids = hooked.map(({ event }) => event.id);
+    // The sale came last.
+    const highest = BigInt(hooked.at(-1)!.event.blockNumber);
+    // Every endpoint is handed its events in the same dispatch: had the finalized one taken them early, it would have them by now.
+    await sleep(1_000);
+    expect((await checkpoints()).finalized).toBeLessThan(highest);
+    expect(webhooks.finalized.deliveries.filter(({ event }) => ids.includes(event.id))).toEqual([]);
+
+    const coveredAt = await mineUntilFinalized(highest);
+    const deliveries = await Promise.all(hooked.map(({ event }) => delivered('finalized', event.type, (each) => each.id === event.id, 15_000)));
+    figures.push(
+      `webhooks at finalized: ${deliveries.map(({ event, at }) => `${event.type} ${at - coveredAt} ms`).join(', ')} after Ponder's finalized checkpoint covered their blocks (no block follows, and Ponder's finalizing notifies nothing: the 5 s fallback pass sees it) (${load()})`,
+    );
+    // The same events as at latest (the same ids, for receivers to dedupe on), each once Ponder's finalized block covered it.
+    for (const [index, { event, note }] of deliveries.entries()) {
+      expect(event).toEqual(hooked[index]!.event);
+      expect(note).toBeGreaterThanOrEqual(BigInt(event.blockNumber));
+    }
+    for (const { event, note } of webhooks.finalized.deliveries) expect(note, event.id).toBeGreaterThanOrEqual(BigInt(event.blockNumber));
+    expect(webhooks.finalized.refused).toEqual([]);
+  }, 90_000);
+
+  it('sends a latest endpoint `<type>.reverted` naming each event a reorg removed, and a finalized endpoint neither the events nor their retractions', async () => {
+    const { admin, alice, carol } = who();
+    const { act, chain, hatchery } = setup;
+    const editionId = BigInt((await hatchery.json<Page<{ id: string }>>('/editions')).items[0]!.id);
+    // A token minted before the reorg, to be listed after it.
+    const marker = await act.mint(alice, editionId, 1, 'Marker');
+    const markerMinted = await delivered(
+      'latest',
+      'the marker’s mint',
+      (event) => event.type === 'nft.transferred' && event.entity === String(marker.tokenId) && event.payload.from === zeroAddress,
+    );
+
+    const snapshot = await chain.snapshot();
+    const unmade = await act.mint(alice, editionId, 0, 'Unmade');
+    const listed = await act.list(alice, unmade.tokenId, ether);
+    const requested = await act.requestForge(carol, 1);
+    const fulfilled = await act.fulfilForge(requested.requestId, editionId, 1, 'Unforged');
+    const opened = await delivered(
+      'latest',
+      'the unmade listing',
+      (event) => event.type === 'listing.opened' && event.entity === `${unmade.tokenId}@${listed.blockNumber}`,
+    );
+    const forged = await delivered(
+      'latest',
+      'the unmade fulfilment',
+      (event) => event.type === 'forge.fulfilled' && event.entity === String(requested.requestId) && event.blockNumber === String(fulfilled.blockNumber),
+    );
+    const minted = await Promise.all(
+      [unmade.tokenId, fulfilled.tokenId].map((tokenId) =>
+        delivered(
+          'latest',
+          `token ${tokenId}'s mint`,
+          (event) =>
+            event.type === 'nft.transferred' &&
+            event.entity === String(tokenId) &&
+            event.payload.from === zeroAddress &&
+            event.position > markerMinted.event.position,
+        ),
+      ),
+    );
+
+    // The same heights again, holding other transactions: Ponder reverts the rows of the four blocks.
+    await chain.revert(snapshot);
+    await act.transferToken(admin, alice, 5n);
+    await chain.mine(Number(fulfilled.blockNumber - (await chain.blockNumber())));
+    const reorgedAt = Date.now();
+    const retractions = await Promise.all(
+      [opened, forged].map(({ event }) =>
+        delivered('latest', `${event.type}.reverted`, (each) => each.type === `${event.type}.reverted` && each.reverts?.id === event.id, 20_000),
+      ),
+    );
+    figures.push(`reorg: ${retractions.map(({ event, at }) => `${event.type} ${at - reorgedAt} ms`).join(', ')} after the new head, at latest (${load()})`);
+    for (const [index, { event }] of retractions.entries()) {
+      const original = [opened, forged][index]!.event;
+      expect(event).toMatchObject({
+        entity: original.entity,
+        blockNumber: original.blockNumber,
+        payload: original.payload,
+        reverts: { position: original.position },
+      });
+    }
+
+    // Listed after the reorg, the marker's listing reaches the finalized endpoint after all the log holds before it.
+    const markerListed = await act.list(alice, marker.tokenId, ether);
+    await mineUntilFinalized(markerListed.blockNumber);
+    await delivered(
+      'finalized',
+      'the marker’s listing',
+      (event) => event.type === 'listing.opened' && event.entity === `${marker.tokenId}@${markerListed.blockNumber}`,
+      15_000,
+    );
+    const unmadeIds = new Set([opened, forged, ...minted].map(({ event }) => event.id));
+    const neverFinal = () => webhooks.finalized.deliveries.filter(({ event }) => unmadeIds.has(event.id) || event.type.endsWith('.reverted'));
+    expect(neverFinal()).toEqual([]);
+    // The mints the reorg unmade are retracted at latest as well, by the time their block is final.
+    await Promise.all(
+      minted.map(({ event }) =>
+        delivered('latest', 'nft.transferred.reverted', (each) => each.type === 'nft.transferred.reverted' && each.reverts?.id === event.id),
+      ),
+    );
+    expect(neverFinal()).toEqual([]);
+    for (const { event, note } of webhooks.finalized.deliveries) expect(note, event.id).toBeGreaterThanOrEqual(BigInt(event.blockNumber));
+    expect([...webhooks.latest.refused, ...webhooks.finalized.refused]).toEqual([]);
+  }, 120_000);
 
   it(layout === 'views'
     ? 'keeps serving the live deployment while a new one backfills behind the views, then follows it'

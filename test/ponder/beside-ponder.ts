@@ -55,8 +55,8 @@ export interface BesidePonder {
   stop(): Promise<void>;
 }
 
-/** `npm start`, as docs/ponder.md runs it beside an indexer: its own data dir, the shared database, JSON logs. */
-async function startHatchery(databaseUrl: string, dataDir: string): Promise<{ hatchery: Hatchery; banner: string }> {
+/** `npm start`, as docs/ponder.md runs it beside an indexer: its own data dir, the shared database, JSON logs; `env`: its further settings. */
+async function startHatchery(databaseUrl: string, dataDir: string, env: NodeJS.ProcessEnv): Promise<{ hatchery: Hatchery; banner: string }> {
   const port = await freePort();
   const child: ChildProcess = spawn('npm', ['start'], {
     cwd: repository,
@@ -71,6 +71,7 @@ async function startHatchery(databaseUrl: string, dataDir: string): Promise<{ ha
       LOG_FORMAT: 'json',
       LOG_LEVEL: 'warn',
       IP_RATE_LIMIT_PER_SECOND: '0',
+      ...env,
     },
   });
   let output = '';
@@ -107,7 +108,8 @@ async function startHatchery(databaseUrl: string, dataDir: string): Promise<{ ha
   return { hatchery, banner: output.split('\n').find((line) => line.includes('Indexer')) ?? '' };
 }
 
-export async function besidePonder(layout: Layout): Promise<BesidePonder> {
+/** `hatcheryEnv`: settings of Hatchery's beyond those docs/ponder.md gives it (WEBHOOK_ENDPOINTS, say). */
+export async function besidePonder(layout: Layout, { hatcheryEnv = {} }: { hatcheryEnv?: NodeJS.ProcessEnv } = {}): Promise<BesidePonder> {
   const root = await mkdtemp(join(tmpdir(), 'hatchery-ponder-'));
   await chmod(root, 0o755);
   const cleanups: Array<() => Promise<unknown>> = [() => rm(root, { recursive: true, force: true })];
@@ -129,7 +131,7 @@ export async function besidePonder(layout: Layout): Promise<BesidePonder> {
     const sql: BesidePonder['sql'] = async (text, values) => (await pool.query(text, values)).rows;
 
     // Hatchery first, on a database it was given: it must leave the indexer's schema to Ponder.
-    const { hatchery, banner } = await startHatchery(databaseUrl, join(root, 'hatchery'));
+    const { hatchery, banner } = await startHatchery(databaseUrl, join(root, 'hatchery'), hatcheryEnv);
     cleanups.push(() => hatchery.stop());
     const [{ present }] = (await sql<{ present: boolean }>(`SELECT to_regnamespace('indexer') IS NOT NULL AS present`)) as [{ present: boolean }];
 
