@@ -13,7 +13,7 @@ export default $config({
     return { name: 'hatchery', home: 'aws', providers: { aws: '7.20.0', random: '4.16.6' }, removal: kept ? 'retain' : 'remove', protect: kept };
   },
   async run() {
-    const { deploySettings } = await import('./infra/settings');
+    const { checkWebhookAddresses, deploySettings } = await import('./infra/settings');
     const { createNetwork } = await import('./infra/network');
     const { createSecrets } = await import('./infra/secrets');
     const { createDatabase } = await import('./infra/database');
@@ -23,6 +23,7 @@ export default $config({
     const { createHttpApi } = await import('./infra/api');
     const { createHub } = await import('./infra/hub');
     const { createListener, listenerLogGroup } = await import('./infra/listener');
+    const { createWebhooks } = await import('./infra/webhooks');
     const { createRouter } = await import('./infra/router');
     const { createFanOut } = await import('./infra/fan-out');
     const { createAlarms } = await import('./infra/alarms');
@@ -33,6 +34,7 @@ export default $config({
     if ($app.protect) protectStatefulResources();
 
     const settings = deploySettings();
+    await checkWebhookAddresses(settings);
     const vpc = createNetwork(settings);
     const secrets = createSecrets();
     const database = createDatabase(vpc, settings);
@@ -42,7 +44,7 @@ export default $config({
     const { api, functions: apiFunctions } = createHttpApi(context, settings);
     const { hub, functions: hubFunctions } = createHub(context, settings);
     const fanOut = createFanOut(context, hub);
-    const listener = createListener(vpc, database.url, table, hub, fanOut, settings);
+    const listener = createListener(vpc, database.url, table, hub, fanOut, settings, createWebhooks(settings));
     const router = createRouter(api, hub, secrets, settings);
     createAlarms(
       {

@@ -25,12 +25,16 @@ const eventKinds = Object.values(hubEvents);
 /**
  * The listener's metrics in CloudWatch. Fargate's awslogs driver stores EMF
  * lines as plain log events (only Lambda and the CloudWatch agent extract
- * them), so one metric filter per metric of listenerDocuments publishes it
- * from the line: its value and unit, the namespace, and the document's
+ * them), so one metric filter per metric of the given listenerDocuments
+ * publishes it from the line: its value and unit, the namespace, and the document's
  * dimensions read from the line's own fields, as EMF would.
  */
-export function createListenerMetricFilters(namespace: string, logGroupName: $util.Input<string>): aws.cloudwatch.LogMetricFilter[] {
-  return Object.values(listenerDocuments).flatMap(({ dimensions, metrics }) =>
+export function createListenerMetricFilters(
+  namespace: string,
+  logGroupName: $util.Input<string>,
+  documents: readonly (typeof listenerDocuments)[keyof typeof listenerDocuments][],
+): aws.cloudwatch.LogMetricFilter[] {
+  return documents.flatMap(({ dimensions, metrics }) =>
     metrics.map(
       (name) =>
         new aws.cloudwatch.LogMetricFilter(`ListenerMetric${name}`, {
@@ -56,7 +60,11 @@ export function createListenerMetricFilters(namespace: string, logGroupName: $ut
  */
 export function createAlarms(observed: Observed, settings: DeploySettings): { topic: aws.sns.Topic; alarms: aws.cloudwatch.MetricAlarm[] } {
   const { alarms: thresholds } = settings;
-  if (observed.listenerLogGroup) createListenerMetricFilters(observed.namespace, observed.listenerLogGroup);
+  const endpoints = settings.webhooks.endpoints.map(({ name }) => name);
+  // The webhooks' metrics exist only on a stage that declares endpoints.
+  const { webhook, ...alwaysPublished } = listenerDocuments;
+  const documents = [...Object.values(alwaysPublished), ...(endpoints.length > 0 ? [webhook] : [])];
+  if (observed.listenerLogGroup) createListenerMetricFilters(observed.namespace, observed.listenerLogGroup, documents);
   const topic = new aws.sns.Topic('Alarms');
   if (thresholds.email) new aws.sns.TopicSubscription('AlarmsEmail', { topic: topic.arn, protocol: 'email', endpoint: thresholds.email });
   const notify = { alarmActions: [topic.arn], okActions: [topic.arn] };
@@ -133,6 +141,32 @@ export function createAlarms(observed: Observed, settings: DeploySettings): { to
       // Unknown without Ponder's checkpoint (another indexer, demo data): nothing to alarm on. A stopped listener has its own alarm.
       treatMissingData: 'notBreaching',
     }),
+    ...endpoints.flatMap((endpoint) => [
+      new aws.cloudwatch.MetricAlarm(`WebhookOldestPending-${endpoint}`, {
+        ...notify,
+        ...own('WebhookOldestPending'),
+        dimensions: { ...service, endpoint },
+        alarmDescription: `Deliveries to the webhook endpoint ${endpoint} have waited longer than the threshold: it is down or slow (docs/operating.md: Alarms).`,
+        statistic: 'Maximum',
+        threshold: thresholds.webhookPendingMinutes * minute,
+        comparisonOperator: 'GreaterThanThreshold',
+        // The age only grows while the endpoint is stuck, so one period over the threshold is enough.
+        evaluationPeriods: 1,
+        // The leading listener publishes it every minute; a stopped listener has its own alarm.
+        treatMissingData: 'notBreaching',
+      }),
+      new aws.cloudwatch.MetricAlarm(`WebhookDeadLettered-${endpoint}`, {
+        ...notify,
+        ...own('WebhookDeadLettered'),
+        dimensions: { ...service, endpoint },
+        alarmDescription: `Deliveries to the webhook endpoint ${endpoint} were given up after the retry window: its receiver missed them (docs/operating.md: Alarms).`,
+        statistic: 'Sum',
+        threshold: 0,
+        comparisonOperator: 'GreaterThanThreshold',
+        evaluationPeriods: 1,
+        treatMissingData: 'notBreaching',
+      }),
+    ]),
     ...observed.functions.flatMap(({ name, functionName }) =>
       (['Errors', 'Throttles'] as const).map(
         (metricName) =>
@@ -175,13 +209,15 @@ export function createAlarms(observed: Observed, settings: DeploySettings): { to
       }),
     );
   }
-  createDashboard(observed);
+  createDashboard(observed, endpoints);
   return { topic, alarms };
 }
 
-function createDashboard(observed: Observed): aws.cloudwatch.Dashboard {
+function createDashboard(observed: Observed, endpoints: readonly string[]): aws.cloudwatch.Dashboard {
   const own = (...names: string[]) => names.map((name) => [observed.namespace, name, 'service', metricsService]);
   const byKind = (...names: string[]) => eventKinds.flatMap((kind) => names.map((name) => [observed.namespace, name, 'service', metricsService, 'kind', kind]));
+  const byEndpoint = (...names: string[]) =>
+    endpoints.flatMap((endpoint) => names.map((name) => [observed.namespace, name, 'service', metricsService, 'endpoint', endpoint]));
   const widget = (title: string, metrics: unknown[], stat = 'Sum') => ({
     type: 'metric',
     width: 12,
@@ -208,6 +244,16 @@ function createDashboard(observed: Observed): aws.cloudwatch.Dashboard {
         widget('Fan-out time per event (ms)', byKind('ListenerFanOutTime'), 'Maximum'),
         widget('Fan-out function: shard time p99 (ms)', byKind('FanOutShardTime'), 'p99'),
         widget('Fan-out function: posts skipped at the deadline', byKind('FanOutSkippedPosts')),
+        // A row of its own: the twelve widgets above fill six rows of two.
+        ...(endpoints.length > 0
+          ? [
+              widget(
+                'Webhooks: delivered, failed attempts and dead-lettered by endpoint',
+                byEndpoint('WebhookDeliveries', 'WebhookFailedAttempts', 'WebhookDeadLettered'),
+              ),
+              widget('Webhooks: oldest pending delivery by endpoint (s)', byEndpoint('WebhookOldestPending'), 'Maximum'),
+            ]
+          : []),
         widget(
           'Lambda errors and throttles',
           names.flatMap((name) => [

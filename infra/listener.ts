@@ -3,6 +3,7 @@ import { metricsNamespace, serviceEnvironment } from './functions';
 import { manageConnections } from './hub';
 import { listenerImageArgs } from './runtime';
 import type { DeploySettings } from './settings';
+import type { ListenerWebhooks } from './webhooks';
 
 /** Where the listener's image is built from: the repository root, so the image can hold the workspace packages it imports. */
 export const listenerImage = { context: '.', dockerfile: 'packages/listener/Dockerfile', args: listenerImageArgs } as const;
@@ -17,7 +18,8 @@ export const listenerImage = { context: '.', dockerfile: 'packages/listener/Dock
  * On an `sst.aws.Vpc` SST puts services in the public subnets with a public
  * IP; the cluster is given the VPC's parts instead, with the private subnets
  * for containers, so the task has no public address and leaves through the
- * NAT gateways (the addresses a database allow-list names).
+ * NAT gateways (the addresses a database allow-list names, and a webhook
+ * receiver sees): the VPC's security group lets it out to any address.
  */
 export function createListener(
   vpc: sst.aws.Vpc,
@@ -26,6 +28,7 @@ export function createListener(
   hub: sst.aws.ApiGatewayWebSocket,
   fanOut: sst.aws.Function,
   settings: DeploySettings,
+  webhooks: ListenerWebhooks,
 ): sst.aws.Service {
   const cluster = new sst.aws.Cluster('Cluster', {
     vpc: {
@@ -47,7 +50,7 @@ export function createListener(
     memory: '2 GB',
     scaling: { min: settings.listenerTasks, max: settings.listenerTasks },
     // Linking the fan-out function names it (FANOUT_FUNCTION_NAME) and grants lambda:InvokeFunction on it.
-    link: [databaseUrl, table, fanOut],
+    link: [databaseUrl, table, fanOut, ...webhooks.link],
     permissions: [manageConnections(hub)],
     environment: {
       WEBSOCKET_MANAGEMENT_ENDPOINT: hub.managementEndpoint,
@@ -55,6 +58,10 @@ export function createListener(
       METRICS_NAMESPACE: metricsNamespace(),
       FANOUT_POSTS_PER_SECOND: String(settings.fanOut.postsPerSecond),
       FANOUT_MIN_INTERVAL_MS: String(settings.fanOut.minIntervalMs),
+      EVENT_RETENTION_DAYS: String(settings.eventRetentionDays),
+      // Whatever it declares, a deployed stage's listener is held to a deployed stage's rules: https:// to public addresses.
+      WEBHOOK_DEPLOYED: 'true',
+      ...webhooks.environment,
       ...serviceEnvironment(settings),
     },
   });

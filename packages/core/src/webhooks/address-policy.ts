@@ -47,7 +47,7 @@ export const lookupPublicAddress: LookupFunction = (hostname, options, callback)
 };
 
 /** The IP address a URL's host is written as, without an IPv6 address's brackets; undefined for a host name. */
-export function ipLiteral(url: URL): string | undefined {
+export function ipLiteral(url: Pick<URL, 'hostname'>): string | undefined {
   const host = url.hostname.startsWith('[') ? url.hostname.slice(1, -1) : url.hostname;
   return isIP(host) ? host : undefined;
 }
