@@ -1,6 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createMetrics, setEmfSink } from '@hatchery/platform/telemetry/metrics';
-import { responseFigures } from '@hatchery/functions/middleware/metrics';
 import { listenerMetrics } from '@hatchery/listener/metrics';
 import { metricsRegistry, type EmfDocument } from '@hatchery/local/metrics';
 import { parseEmf } from '../../support/emf';
@@ -76,17 +75,6 @@ describe('listener metrics', () => {
     forge.finished(true);
     expect(printed[6]).toMatchObject({ ListenerNotifications: 0 });
     expect(printed[6]).not.toHaveProperty('ListenerLag');
-  });
-});
-
-describe('HTTP status classes', () => {
-  it('marks each answer with 1 in exactly its class, and 503 apart; 5xx always, since its alarm averages it, the others only when they are 1', () => {
-    expect(responseFigures(200)).toEqual({ Responses5xx: 0 });
-    expect(responseFigures(204)).toEqual({ Responses5xx: 0 });
-    expect(responseFigures(404)).toEqual({ Responses4xx: 1, Responses5xx: 0 });
-    expect(responseFigures(429)).toEqual({ Responses4xx: 1, Responses5xx: 0 });
-    expect(responseFigures(500)).toEqual({ Responses5xx: 1 });
-    expect(responseFigures(503)).toEqual({ Responses5xx: 1, Responses503: 1 });
   });
 });
 

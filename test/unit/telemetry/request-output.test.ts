@@ -1,3 +1,4 @@
+import type { Context } from 'aws-lambda';
 import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
 
 // stdout.ts takes writeSync from Node's CommonJS fs when it is first imported (below, in each test): spied on before that.
@@ -61,5 +62,40 @@ describe('held lines', () => {
     // A writer that spins tries thousands of times in 30 ms and burns all of it.
     expect(attempts).toBeLessThanOrEqual(fullForMs + 1);
     expect((used.user + used.system) / 1000).toBeLessThan(fullForMs / 2);
+  });
+});
+
+describe('requestOutput', () => {
+  afterEach(() => writeSync.mockReset());
+
+  it('holds the lines the middlewares between hold and release write as a request ends, answered or failed, and writes them at once in one write', async () => {
+    const { writeLine } = await import('@hatchery/platform/stdout');
+    const { requestOutput } = await import('@hatchery/functions/middleware/request-output');
+    const { default: middy } = await import('@middy/core');
+    const written: string[] = [];
+    writeSync.mockImplementation(((_fd: number, data: string | Uint8Array) => {
+      const text = typeof data === 'string' ? data : Buffer.from(data).toString();
+      written.push(text);
+      return Buffer.byteLength(text);
+    }) as typeof fs.writeSync);
+    const output = requestOutput<{ fail: boolean }, string, Context>();
+    // As the HTTP chain writes its request's log line and metrics: in `after` or `onError`, between release and hold.
+    const ending = () => {
+      writeLine('log line\n');
+      writeLine('metrics\n');
+    };
+    const handler = middy<{ fail: boolean }, string, Error, Context>()
+      .use(output.release)
+      .use({ after: ending, onError: ending })
+      .use(output.hold)
+      .handler(async ({ fail }) => {
+        writeLine('handler line\n');
+        if (fail) throw new Error('failed');
+        return 'answered';
+      });
+    await handler({ fail: false }, {} as Context);
+    await handler({ fail: true }, {} as Context).catch(() => undefined);
+    writeLine('between requests\n');
+    expect(written).toEqual(['handler line\n', 'log line\nmetrics\n', 'handler line\n', 'log line\nmetrics\n', 'between requests\n']);
   });
 });

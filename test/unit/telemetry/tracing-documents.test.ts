@@ -1,6 +1,7 @@
 import { GoneException, LimitExceededException } from '@aws-sdk/client-apigatewaymanagementapi';
 import { ConditionalCheckFailedException, InternalServerError, ProvisionedThroughputExceededException } from '@aws-sdk/client-dynamodb';
 import { isThrottlingError } from '@smithy/core/retry';
+import type { Context } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { xrayDaemon } from '../../support/bundles';
 
@@ -11,6 +12,7 @@ import { xrayDaemon } from '../../support/bundles';
  */
 let daemon: Awaited<ReturnType<typeof xrayDaemon>>;
 let tracing: typeof import('@hatchery/platform/telemetry/tracing');
+let middleware: typeof import('@hatchery/functions/middleware/tracing');
 const daemonAddress = () => `tcp:127.0.0.1:1 udp:127.0.0.1:${daemon.port}`;
 
 beforeAll(async () => {
@@ -20,6 +22,7 @@ beforeAll(async () => {
   vi.stubEnv('_HANDLER', 'index.handler');
   vi.resetModules();
   tracing = await import('@hatchery/platform/telemetry/tracing');
+  middleware = await import('@hatchery/functions/middleware/tracing');
 });
 
 afterAll(async () => {
@@ -232,5 +235,37 @@ describe('X-Ray subsegments', () => {
       });
       expect((call.aws as { table_names: string[] }).table_names.at(-1)).toBe('… (436 more)');
     }
+  });
+});
+
+describe('traceInvocation', () => {
+  /** Middy's request, as far as the middleware reads it. */
+  const request = (error?: Error) => ({ event: {}, context: {} as Context, response: undefined, error, internal: {} });
+
+  it("opens the invocation's subsegment before the handler and sends it when the invocation answers, holding its calls", async () => {
+    vi.stubEnv('_X_AMZN_TRACE_ID', 'Root=1-6759e988-bd862e3fe1be46a99427279b;Parent=53995c3f42cd8ad8;Sampled=1');
+    const trace = middleware.traceInvocation();
+    const answered = request();
+    await trace.before!(answered);
+    await tracing.traced('postgres query', async () => 1);
+    await trace.after!(answered);
+    const [handler] = await received(1);
+    expect(handler).toMatchObject({ name: '## index.handler', trace_id: '1-6759e988-bd862e3fe1be46a99427279b', parent_id: '53995c3f42cd8ad8' });
+    expect(handler).not.toHaveProperty('fault');
+    expect((handler!.subsegments as { name: string }[]).map(({ name }) => name)).toEqual(['postgres query']);
+  });
+
+  it('records the error of an invocation that failed on its subsegment', async () => {
+    vi.stubEnv('_X_AMZN_TRACE_ID', 'Root=1-6759e988-bd862e3fe1be46a99427279c;Parent=53995c3f42cd8ad8;Sampled=1');
+    const trace = middleware.traceInvocation();
+    const failed = request(Object.assign(new Error('the handler failed'), { name: 'HandlerError' }));
+    await trace.before!(failed);
+    await trace.onError!(failed);
+    const [handler] = await received(1);
+    expect(handler).toMatchObject({
+      trace_id: '1-6759e988-bd862e3fe1be46a99427279c',
+      fault: true,
+      cause: { exceptions: [{ message: 'the handler failed', type: 'HandlerError' }] },
+    });
   });
 });
