@@ -5,13 +5,14 @@ import { awsSchema } from '@hatchery/platform/config/aws';
 import { databaseSchema } from '@hatchery/platform/config/database';
 import { edgeSchema } from '@hatchery/platform/config/edge';
 import { parseSettings, readSettings } from '@hatchery/platform/config/environment';
+import { eventsSchema } from '@hatchery/platform/config/events';
 import { fanOutSchema } from '@hatchery/platform/config/fan-out';
 import { identitySchema } from '@hatchery/platform/config/identity';
 import { requestsSchema } from '@hatchery/platform/config/requests';
 import { telemetrySchema } from '@hatchery/platform/config/telemetry';
 import { functionHandlers, handlerImportChain } from '../../infra/library-floor';
 
-const groups = { databaseSchema, awsSchema, identitySchema, telemetrySchema, requestsSchema, edgeSchema, accountsSchema, fanOutSchema };
+const groups = { databaseSchema, awsSchema, identitySchema, telemetrySchema, requestsSchema, edgeSchema, accountsSchema, fanOutSchema, eventsSchema };
 
 describe('the settings, by group', () => {
   it('put each variable in exactly one group, and the whole configuration is every group', () => {
