@@ -94,9 +94,7 @@ describe('the webhook endpoints a stage declares', () => {
 
   it('refuses a field it does not know, such as a misspelt one', () => {
     const { secrets, ...rest } = endpoint();
-    expect(refusal([{ ...rest, secret: secrets[0] }])).toContain(
-      '- endpoint "orders": the endpoint: Unrecognized key: "secret"',
-    );
+    expect(refusal([{ ...rest, secret: secrets[0] }])).toContain('- endpoint "orders": the endpoint: Unrecognized key: "secret"');
   });
 
   it('takes the secrets of an endpoint that declares none from those linked for it, and refuses one with neither', () => {

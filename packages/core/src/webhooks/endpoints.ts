@@ -7,7 +7,6 @@ import { ipLiteral, isPublicAddress, notPublic } from './address-policy';
 /** The setting that declares a stage's endpoints, as JSON: its name in every error about it. */
 const setting = 'WEBHOOK_ENDPOINTS';
 
-
 /** The Standard Webhooks specification's bounds on an HMAC secret's key, in bytes. */
 const secretBytes = { least: 24, most: 64 };
 
