@@ -1,7 +1,7 @@
 /**
  * The one Node.js major Hatchery runs on: the functions' Lambda runtime and
  * the listener's image (whose bundle targets the Node that builds it, the
- * image's own). test/infra/runtime.test.ts holds to it what cannot import
+ * image's own). test/deploy/runtime.test.ts holds to it what cannot import
  * it: the project's own Node that every npm script and test runs on (the
  * npm package `node`, a devDependency), `engines`, and the Dockerfile's
  * default for a build by hand.

@@ -2,7 +2,7 @@
  * The resources whose loss a user would notice, by Pulumi type, with what a
  * replacement or deletion would lose. One list for two uses: protected stages
  * protect and retain each of them (infra/protection.ts), and the upgrade check
- * (test/infra/stateful-record.json, docs/deploying.md "Upgrading") records
+ * (test/deploy/stateful-record.json, docs/deploying.md "Upgrading") records
  * each of them in every deploy variant. Free of SST's globals, so the
  * tests import it.
  *

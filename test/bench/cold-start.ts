@@ -1,7 +1,7 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { measureColdStarts, printColdStarts } from '../infra/cold-start';
+import { measureColdStarts, printColdStarts } from '../deploy/cold-start';
 import type { BenchSection } from './context';
 
 /**

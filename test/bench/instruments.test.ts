@@ -7,8 +7,8 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { httpRoutes } from '@hatchery/functions/routes';
 import { wsRoutes } from '@hatchery/functions/routes/realtime';
 import { readRouteNames, sizeBudget, sizeBudgets } from '../support/budgets';
-import { buildLibraryFloor, directLibraries, floorSource } from '../infra/library-floor';
-import { editionsPageStatements } from '../infra/pg-only';
+import { buildLibraryFloor, directLibraries, floorSource } from '../deploy/library-floor';
+import { editionsPageStatements } from '../deploy/pg-only';
 import { selfTimes, type CpuProfile } from './cpu-profile';
 
 /** The bench's own instruments: the budgets, the library floors, the pg-only baseline's statements, a profile's self times. */

@@ -5,8 +5,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { httpRoutes, type HttpRoute } from '@hatchery/functions/routes';
 import { readRouteNames, verdict, warmGoals } from '../support/budgets';
-import { functionBuild, insideNodeModules } from '../infra/pg-only';
-import { buildHandler } from '../infra/sst/build-handler';
+import { functionBuild, insideNodeModules } from '../deploy/pg-only';
+import { buildHandler } from '../deploy/sst/build-handler';
 import { httpEvent, repositoryRoot, stackBacking, tracingEnvironment, xrayDaemon } from '../support/bundles';
 import { loadAverage, type BenchSection } from './context';
 import { printTopFrames, type CpuProfile } from './cpu-profile';
@@ -71,7 +71,7 @@ interface Target {
   pg: string;
 }
 
-/** Each read handler's bundle: the deploy's build (test/infra/sst/build-handler.ts, SST's) with pg external, and a source map. */
+/** Each read handler's bundle: the deploy's build (test/deploy/sst/build-handler.ts, SST's) with pg external, and a source map. */
 async function buildTargets(dir: string): Promise<Target[]> {
   const targets: Target[] = [];
   for (const name of readRouteNames) {

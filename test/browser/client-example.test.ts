@@ -11,7 +11,7 @@ import { decodeCheckpoint } from '@hatchery/core/indexer/freshness';
 import { demoAddress, demoChainId, demoSizes } from '@hatchery/local/demo-data';
 import { indexerActivity } from '@hatchery/local/simulate';
 import { freePort } from '@hatchery/local/ports';
-import { indexer } from '../realtime/support';
+import { indexer } from '../stack/realtime/support';
 import { startTestStack, type TestStack } from '../support/stack';
 import { commandLines, docBlock, repository, runShell, where } from '../support/docs';
 import { hasChromium, launchChromium, needsChromium, type Browser } from './chromium';

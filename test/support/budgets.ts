@@ -3,10 +3,10 @@ import budgets from '../budgets.json' with { type: 'json' };
 
 /**
  * The goals of lean functions and of the client, held as data in test/budgets.json:
- * test/infra/bundles.test.ts asserts the bundles' size budgets, test/unit/client/package.test.ts the client's, and
+ * test/deploy/bundles.test.ts asserts the bundles' size budgets, test/unit/client/package.test.ts the client's, and
  * the bench's cold-start and warm sections print every goal beside their figures.
  *
- * A bundle budget is its group's largest library floor (test/infra/library-floor.ts, which the cold-start section prints) with
+ * A bundle budget is its group's largest library floor (test/deploy/library-floor.ts, which the cold-start section prints) with
  * a quarter more for Hatchery's own code: Powertools Logger and Metrics, Middy, zod, sst's Resource and pg for a
  * read; the AWS SDK's DynamoDB document client, aws-jwt-verify and viem besides for an account function; the SDK's
  * DynamoDB and management clients for the hub and the fan-out. The HTTP budget holds the paged reads where they
@@ -42,7 +42,7 @@ const isAccountRoute = (key: string) => /^[A-Z]+ \/accounts\/me(\/|$)/.test(key)
  * The budget of one deployed function, by what serves it (`key` is its route
  * key where a route serves it). The migrator is exempt: it carries
  * node-pg-migrate and runs once per deploy, never in a user's request. A
- * function of another kind has no budget, which test/infra/bundles.test.ts reports, so a
+ * function of another kind has no budget, which test/deploy/bundles.test.ts reports, so a
  * new kind of function is given one on purpose.
  */
 export function sizeBudget(fn: { role: FunctionRole; key: string }): SizeBudget | 'exempt' | undefined {
@@ -80,7 +80,7 @@ export const readRouteNames = [
  * of everything over pg.
  */
 
-/** Every function's import (Lambda's init phase) at most this many times its library floor's (test/infra/library-floor.ts), measured in the same run. */
+/** Every function's import (Lambda's init phase) at most this many times its library floor's (test/deploy/library-floor.ts), measured in the same run. */
 export const floorRatioGoal = goals.coldStart.importOverLibraryFloor;
 
 /** A read handler's warm invocation beside the same SQL through pg in the same process, as deployed (info logs, metrics, tracing). */

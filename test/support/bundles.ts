@@ -30,7 +30,7 @@ export interface HandlerBundle extends Bundle {
   exportName: string;
 }
 
-/** How SST's Node.js runtime resolves a function's imports (test/infra/sst/build-handler.ts): one ESM file, ESM builds first. */
+/** How SST's Node.js runtime resolves a function's imports (test/deploy/sst/build-handler.ts): one ESM file, ESM builds first. */
 export const sstResolution = {
   bundle: true,
   platform: 'node',
@@ -51,7 +51,7 @@ function workspaceAliases(sourceRoot: string): Record<string, string> {
 
 /**
  * One self-contained ESM file per handler, built as SST's Node.js runtime
- * builds a function (the options test/infra's bundles use): minified, names
+ * builds a function (the options test/deploy's bundles use): minified, names
  * kept, `module` before `main`, pg-native left out, `require` provided.
  * `sourceRoot` bundles another checkout's packages with this one's node_modules.
  */

@@ -1,7 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { repository } from './docs';
 
-/** A command a reader types at a terminal of their own, as a test runs it (test/local/examples.test.ts and its siblings). */
+/** A command a reader types at a terminal of their own, as a test runs it (test/stack/local/examples.test.ts and its siblings). */
 export interface Started {
   child: ChildProcess;
   /** Its stdout and stderr so far, interleaved as a terminal shows them. */

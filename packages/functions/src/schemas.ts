@@ -3,7 +3,7 @@ import { addressPattern } from '@hatchery/core/address';
 
 /**
  * A wallet of the local stack's demo data that owns unburned NFTs, staked
- * pairs and forge requests, and has an upline (test/local/demo-data.test.ts
+ * pairs and forge requests, and has an upline (test/stack/local/demo-data.test.ts
  * checks it), so "Try it out" shows data at once.
  */
 export const exampleWallet = '0x000000000000000000000000000000000000000b';

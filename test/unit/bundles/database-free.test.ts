@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { httpRoutes, type HttpRouteName } from '@hatchery/functions/routes';
-import { handlerImportChain } from '../../infra/library-floor';
+import { handlerImportChain } from '../../deploy/library-floor';
 
 /**
  * The functions that never query the database: pg is CommonJS, so

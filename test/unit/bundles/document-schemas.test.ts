@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { functionHandlers, handlerImportChain } from '../../infra/library-floor';
+import { functionHandlers, handlerImportChain } from '../../deploy/library-floor';
 
 /**
  * Schemas only the OpenAPI document, the client's types and the tests read:

@@ -7,7 +7,7 @@ describe('database retries', () => {
     expect(Math.max(...delays)).toBeLessThanOrEqual(databaseLimits.transientMaxDelayMs);
   });
 
-  // That this bound fits each deployed function's timeout is asserted on the deployed functions (test/infra/deploy.test.ts).
+  // That this bound fits each deployed function's timeout is asserted on the deployed functions (test/deploy/deploy.test.ts).
   it('bound a unit of work by unavailableWithinMs', () => {
     expect(attemptBoundMs).toBeLessThanOrEqual(databaseLimits.unavailableWithinMs);
   });

@@ -259,8 +259,10 @@ describe('blocks checked without a stack', () => {
       .map((line) => line.split(/\s+/)[0]!);
     expect(paths.length).toBeGreaterThan(8);
     for (const path of paths) expect(existsSync(join(repository, path)), `${where(block)}: ${path}`).toBe(true);
-    // Every package is in it.
+    // Every package is in it, and every kind of test.
     for (const name of readdirSync(join(repository, 'packages'))) expect(paths, name).toContain(`packages/${name}`);
+    for (const kind of readdirSync(join(repository, 'test'), { withFileTypes: true }).filter((entry) => entry.isDirectory() && !entry.name.startsWith('.')))
+      expect(paths, kind.name).toContain(`test/${kind.name}`);
   });
 
   it('the /health answer shown is one the health endpoint’s schema allows, field for field', () => {
@@ -269,7 +271,7 @@ describe('blocks checked without a stack', () => {
     expect(healthSchema.parse(shown)).toEqual(shown);
   });
 
-  it('the hub snippet is examples/events.mjs’s own code (which test/local/examples.test.ts runs), line for line in order', () => {
+  it('the hub snippet is examples/events.mjs’s own code (which test/stack/local/examples.test.ts runs), line for line in order', () => {
     expect(linesNotInFile(docBlock('events-snippet'), 'examples/events.mjs')).toEqual([]);
   });
 });

@@ -8,7 +8,7 @@ import { commandLines, docBlock, linesNotInFile, parseDoc, where } from '../../s
 /**
  * docs/webhooks.md against what it documents: its catalogue against the one declaration (catalogue.ts), its
  * envelope against the events' schema, its examples of events and endpoints against the parsers that take them, and
- * its receiver snippet against examples/webhook-receiver.mjs (which test/local/webhook-receiver.test.ts runs).
+ * its receiver snippet against examples/webhook-receiver.mjs (which test/stack/local/webhook-receiver.test.ts runs).
  */
 const page = parseDoc('docs/webhooks.md');
 const lines = page.text.split('\n');

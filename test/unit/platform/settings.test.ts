@@ -10,7 +10,7 @@ import { fanOutSchema } from '@hatchery/platform/config/fan-out';
 import { identitySchema } from '@hatchery/platform/config/identity';
 import { requestsSchema } from '@hatchery/platform/config/requests';
 import { telemetrySchema } from '@hatchery/platform/config/telemetry';
-import { functionHandlers, handlerImportChain } from '../../infra/library-floor';
+import { functionHandlers, handlerImportChain } from '../../deploy/library-floor';
 
 const groups = { databaseSchema, awsSchema, identitySchema, telemetrySchema, requestsSchema, edgeSchema, accountsSchema, fanOutSchema, eventsSchema };
 
