@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { nextStep, type DeliveryJob } from '@hatchery/core/webhooks/delivery';
+import { deliveryLimits, nextStep, type DeliveryJob } from '@hatchery/core/webhooks/delivery';
 
 const job: DeliveryJob = {
   event: {
@@ -45,5 +45,12 @@ describe('after a webhook attempt', () => {
       job: { failures: 21 },
     });
     expect(nextStep(late, { kind: 'unknown', reason: 'reset' }, at(hour), 24 * hour, highest)).toMatchObject({ kind: 'retry' });
+  });
+});
+
+describe('a delivery’s bounds', () => {
+  it('give a job held by a task that died to another only once its attempt must have ended, and connect within the attempt', () => {
+    expect(deliveryLimits.connectTimeoutMs).toBeLessThan(deliveryLimits.timeoutMs);
+    expect(deliveryLimits.expireInSeconds * 1000).toBeGreaterThanOrEqual(2 * deliveryLimits.timeoutMs);
   });
 });

@@ -29,8 +29,8 @@ export const deliveryLimits = {
   maxResponseBytes: 4_096,
   /** Attempts in flight per endpoint and process. */
   concurrency: 8,
-  /** A job held this long by a worker that died is given to another (pg-boss's expiry): above an attempt's longest. */
-  expireInSeconds: 30,
+  /** A job held this long by a worker that died is given to another (pg-boss's expiry): twice an attempt's longest. */
+  expireInSeconds: 20,
   /** How often expired jobs are looked for. */
   superviseSeconds: 5,
   /** Events handed to a queue in one transaction. */
