@@ -1,4 +1,4 @@
-import { type ChildProcess, execFile, spawn } from 'node:child_process';
+import { type ChildProcess, execFile } from 'node:child_process';
 import { once } from 'node:events';
 import { mkdtemp, rm } from 'node:fs/promises';
 import http from 'node:http';
@@ -6,13 +6,12 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import * as esbuild from 'esbuild';
 import { PgBoss } from 'pg-boss';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { deadLetterQueue, jobSchema, type DeliveryJob } from '@hatchery/core/webhooks/delivery';
 import { demoSizes } from '@hatchery/local/demo-data';
-import { buildOptions } from '../../../packages/listener/build.mjs';
 import { indexer, waitFor, wallet } from '../realtime/support';
+import { buildListener, listenerTask } from '../../support/listener-task';
 import { startTestStack, type TestStack } from '../../support/stack';
 
 const secret = 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw';
@@ -33,33 +32,19 @@ const server = http.createServer((request, response) => {
 });
 const children: ChildProcess[] = [];
 
-/** A listener task as the container runs it, bundled, in a process of its own. */
-function listenerTask(endpoints: string): { child: ChildProcess; logged: string[] } {
-  const child = spawn(process.execPath, [join(dir, 'listener.mjs')], {
-    env: {
-      PATH: process.env.PATH,
-      DATABASE_URL: stack.databaseUrl,
-      WEBSOCKET_MANAGEMENT_ENDPOINT: stack.url,
-      DYNAMODB_ENDPOINT: stack.dynamoEndpoint,
-      AWS_REGION: 'us-east-1',
-      AWS_ACCESS_KEY_ID: 'local',
-      AWS_SECRET_ACCESS_KEY: 'local',
-      LOG_LEVEL: 'info',
-      WEBHOOK_ENDPOINTS: endpoints,
-    },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  const logged: string[] = [];
-  child.stdout!.on('data', (chunk: Buffer) => logged.push(...chunk.toString('utf8').split('\n').filter(Boolean)));
-  children.push(child);
-  return { child, logged };
+let bundle: string;
+/** A listener task of the stack's, with the webhook endpoints given, killed after the tests if still running. */
+function task(endpoints: string) {
+  const started = listenerTask(bundle, stack, { WEBHOOK_ENDPOINTS: endpoints });
+  children.push(started.child);
+  return started;
 }
 
 beforeAll(async () => {
   server.listen(0, '127.0.0.1');
   await once(server, 'listening');
   dir = await mkdtemp(join(tmpdir(), 'hatchery-webhooks-'));
-  await esbuild.build(buildOptions(join(dir, 'listener.mjs')));
+  bundle = await buildListener(dir);
   stack = await startTestStack({ demoData: demoSizes.demo, listener: false });
   writes = indexer(stack);
 });
@@ -79,8 +64,8 @@ const endpoints = () =>
 
 describe('a webhook delivery', () => {
   it('survives SIGKILL of the listener task that holds it: another task delivers it, with the same id', async () => {
-    const first = listenerTask(endpoints());
-    const standby = listenerTask(endpoints());
+    const first = task(endpoints());
+    const standby = task(endpoints());
     await waitFor(async () => (await stack.sql('SELECT 1 FROM hatchery.webhook_dispatch')).length === 1, 'the endpoint placed in the log', 30_000);
     // The receiver holds the first attempt open; both tasks work the queue, so whichever took the job, both die mid-delivery.
     onRequest = () => received.length === 1;
@@ -88,7 +73,7 @@ describe('a webhook delivery', () => {
     await waitFor(() => received.length === 1, 'the first attempt');
     first.child.kill('SIGKILL');
     standby.child.kill('SIGKILL');
-    const restarted = listenerTask(endpoints());
+    const restarted = task(endpoints());
     await waitFor(() => received.length === 2, 'the delivery, by the restarted task', 60_000);
     expect(received[1]!.id).toBe(received[0]!.id);
     expect(JSON.parse(received[1]!.body).payload.requestId).toBe(fulfilment.requestId);
@@ -97,8 +82,8 @@ describe('a webhook delivery', () => {
   }, 90_000);
 
   it('dead-lettered, is counted by `npm run webhooks -- dead` and sent again by `redeliver`', async () => {
-    const task = listenerTask(endpoints());
-    await waitFor(() => task.logged.some((line) => line.includes('"listener is leading"')), 'the task to lead', 30_000);
+    const leader = task(endpoints());
+    await waitFor(() => leader.logged.some((line) => line.includes('"listener is leading"')), 'the task to lead', 30_000);
     const boss = new PgBoss({ connectionString: stack.databaseUrl, schema: jobSchema, max: 2, supervise: false, schedule: false });
     await boss.start();
     const event = {
@@ -121,7 +106,7 @@ describe('a webhook delivery', () => {
     await waitFor(() => received.some((each) => each.id === 'evt_424242'), 'the delivery sent again', 20_000);
     expect((await run('dead')).stdout).toBe('No dead-lettered deliveries.\n');
     await expect(run('redeliver')).rejects.toMatchObject({ code: 2 });
-    task.child.kill('SIGTERM');
-    await once(task.child, 'exit');
+    leader.child.kill('SIGTERM');
+    await once(leader.child, 'exit');
   }, 90_000);
 });
