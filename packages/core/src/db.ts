@@ -78,7 +78,7 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 export const attemptBoundMs = databaseLimits.connectTimeoutMs + databaseLimits.queryTimeoutMs;
 
 /** Whether another attempt, started after `delayMs`, would still end within `unavailableWithinMs` of the first one's start. */
-export function retryFits(elapsedMs: number, delayMs: number): boolean {
+function retryFits(elapsedMs: number, delayMs: number): boolean {
   return elapsedMs + delayMs + attemptBoundMs <= databaseLimits.unavailableWithinMs;
 }
 

@@ -51,7 +51,7 @@ export interface Problem {
   errors?: FieldErrors;
 }
 
-export interface ProblemResponse {
+interface ProblemResponse {
   status: number;
   headers: Record<string, string>;
   body: Problem;

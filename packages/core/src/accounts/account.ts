@@ -23,7 +23,7 @@ export function toAccountDto(row: AccountRow): AccountDto {
   };
 }
 
-export const accountNotFound = () => new AppError('notFound', 'No account exists for this identity.');
+const accountNotFound = () => new AppError('notFound', 'No account exists for this identity.');
 
 export async function findAccount(accountId: string, client?: Queryable): Promise<AccountRow | undefined> {
   const text = `SELECT ${accountColumns} FROM hatchery.accounts WHERE id = $1`;

@@ -7,17 +7,17 @@ import { addMetric } from '@hatchery/platform/telemetry/metrics';
 import { lockAccount } from './account';
 import type { ChallengeDto } from './wire';
 
-export interface ChallengeRow {
+interface ChallengeRow {
   nonce: string;
   message: string;
   expires_at: Date;
 }
 
 /** `Issued At` is `YYYY-MM-DDTHH:mm:ssZ`. */
-export const formatIssuedAt = (at: Date) => at.toISOString().replace(/\.\d{3}Z$/, 'Z');
+const formatIssuedAt = (at: Date) => at.toISOString().replace(/\.\d{3}Z$/, 'Z');
 
 /** The three parts of the challenge (docs/http-api.md, Linking a wallet locally): the fixed sentence, a blank line, then account, nonce and time. */
-export function challengeMessage(parts: { serviceName: string; accountId: string; nonce: string; issuedAt: Date }): string {
+function challengeMessage(parts: { serviceName: string; accountId: string; nonce: string; issuedAt: Date }): string {
   return [
     `Link this wallet to your ${parts.serviceName} account`,
     '',
@@ -27,7 +27,7 @@ export function challengeMessage(parts: { serviceName: string; accountId: string
   ].join('\n');
 }
 
-export const toChallengeDto = (row: ChallengeRow): ChallengeDto => ({ message: row.message, nonce: row.nonce, expiresAt: row.expires_at.toISOString() });
+const toChallengeDto = (row: ChallengeRow): ChallengeDto => ({ message: row.message, nonce: row.nonce, expiresAt: row.expires_at.toISOString() });
 
 /** The account's challenge while it lives (`now` before its expiry), else undefined. */
 export async function liveChallenge(client: Queryable, accountId: string, now: Date): Promise<ChallengeRow | undefined> {

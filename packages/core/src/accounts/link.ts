@@ -8,7 +8,7 @@ import type { AccountDto, LinkWalletBody } from './wire';
 import { addressPattern } from '../address';
 
 /** The lowercase address that signed `message` (EIP-191 personal_sign), or undefined when no signer can be recovered. */
-export async function recoverSigner(message: string, signature: string): Promise<string | undefined> {
+async function recoverSigner(message: string, signature: string): Promise<string | undefined> {
   try {
     return (await recoverMessageAddress({ message, signature: signature as Hex })).toLowerCase();
   } catch {
@@ -16,7 +16,7 @@ export async function recoverSigner(message: string, signature: string): Promise
   }
 }
 
-export const walletTaken = () => new AppError('conflict', 'This wallet is already linked to another account.');
+const walletTaken = () => new AppError('conflict', 'This wallet is already linked to another account.');
 
 /** A link the processing order refuses: the problem the caller gets, with the reason the metric counts and the audit trail names. */
 export class WalletLinkRefused extends AppError {

@@ -6,7 +6,7 @@ import { findAccount } from './account';
 import type { Identity } from './identity';
 
 /** Provisioning's email rule: lowercase, then the pattern; a missing email is invalid too. */
-export function normalizeEmail(email: string | undefined): string {
+function normalizeEmail(email: string | undefined): string {
   const normalized = email?.toLowerCase();
   if (!normalized || !accountPatterns.email.test(normalized)) throw validationError('email', 'the token carries no valid email address');
   return normalized;
@@ -17,7 +17,7 @@ export function normalizeEmail(email: string | undefined): string {
  * system Hatchery replaces trims it), when it is a valid nickname; else the
  * email's local part with invalid characters replaced by `_`.
  */
-export function deriveNickname(name: string | undefined, email: string): string {
+function deriveNickname(name: string | undefined, email: string): string {
   const trimmed = name?.trim();
   if (trimmed !== undefined && accountPatterns.nickname.test(trimmed)) return trimmed;
   const localPart = email.slice(0, email.lastIndexOf('@'));
@@ -28,18 +28,18 @@ export function deriveNickname(name: string | undefined, email: string): string 
   return nickname;
 }
 
-export interface NewAccount {
+interface NewAccount {
   id: string;
   email: string;
   nickname: string;
 }
 
-export function newAccount(identity: Identity): NewAccount {
+function newAccount(identity: Identity): NewAccount {
   const email = normalizeEmail(identity.email);
   return { id: identity.userId, email, nickname: deriveNickname(identity.name, identity.email ?? email) };
 }
 
-export const emailTaken = () => new AppError('conflict', 'The email of this identity already belongs to another account.');
+const emailTaken = () => new AppError('conflict', 'The email of this identity already belongs to another account.');
 
 /**
  * Makes sure the caller has an account (rules 1–8), and answers whether this

@@ -15,15 +15,15 @@ export interface RateLimitRule {
 /** The two wallet-link POSTs share one counter per account, `WALLET_POSTS_PER_MINUTE` a minute. */
 export const walletPostRateLimit = (): RateLimitRule => ({ name: 'wallet-post', limit: accountsSettings().WALLET_POSTS_PER_MINUTE, windowMs: 60_000 });
 
-export type RateDecision = { allowed: true; remaining: number } | { allowed: false; retryAfterSeconds: number };
+type RateDecision = { allowed: true; remaining: number } | { allowed: false; retryAfterSeconds: number };
 
 /** The fixed window `now` falls in: its start and end, epoch milliseconds. */
-export function windowAt(now: number, windowMs: number): { start: number; end: number } {
+function windowAt(now: number, windowMs: number): { start: number; end: number } {
   const start = Math.floor(now / windowMs) * windowMs;
   return { start, end: start + windowMs };
 }
 
-export function decide(count: number, rule: RateLimitRule, now: number): RateDecision {
+function decide(count: number, rule: RateLimitRule, now: number): RateDecision {
   if (count <= rule.limit) return { allowed: true, remaining: rule.limit - count };
   return { allowed: false, retryAfterSeconds: Math.max(1, Math.ceil((windowAt(now, rule.windowMs).end - now) / 1000)) };
 }

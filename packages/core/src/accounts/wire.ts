@@ -5,7 +5,7 @@ import { addressPattern } from '../address';
 
 /** What the account endpoints take and answer (docs/http-api.md); kept free of data access so the route table stays light. */
 
-export const accountStatuses = ['ACTIVE', 'DISABLED'] as const;
+const accountStatuses = ['ACTIVE', 'DISABLED'] as const;
 
 /** AccountDto: timestamps stay in the database. */
 export const accountSchema = z.object({

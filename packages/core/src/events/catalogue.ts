@@ -90,8 +90,6 @@ export const eventTypes = Object.keys(eventCatalogue) as EventType[];
 export const revertedSuffix = '.reverted';
 export const allEventTypes: readonly AnyEventType[] = [...eventTypes, ...eventTypes.map((type) => `${type}${revertedSuffix}` as RevertedType)];
 
-export const isEventType = (value: string): value is AnyEventType => (allEventTypes as readonly string[]).includes(value);
-
 /** The finality a reader or an endpoint asks for: every event as detected, or only those the indexer's safe or finalized block covers. */
 export const finalities = ['latest', 'safe', 'finalized'] as const;
 export type Finality = (typeof finalities)[number];

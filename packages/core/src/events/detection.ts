@@ -24,7 +24,7 @@ export interface OpenEvent extends Candidate {
 }
 
 /** A listing's row now: what tells a listing closed and opened again from one a reorg removed. */
-export interface ListingNow {
+interface ListingNow {
   listedAtBlock: string;
   status: string;
 }
@@ -52,7 +52,7 @@ async function ifExists<T>(db: Queryable, table: string, read: () => Promise<T[]
   return rows[0]?.exists ? read() : undefined;
 }
 
-export const entityOfListing = (tokenId: string, listedAtBlock: string) => `${tokenId}@${listedAtBlock}`;
+const entityOfListing = (tokenId: string, listedAtBlock: string) => `${tokenId}@${listedAtBlock}`;
 
 /** The candidates of every type whose rows live in a table with a block column, above `finalBlock`. */
 export async function detectAbove(db: Queryable, finalBlock: string): Promise<Detected> {
@@ -168,7 +168,7 @@ export async function detectAbove(db: Queryable, finalBlock: string): Promise<De
 }
 
 /** An NFT whose owner the indexer holds differently from the owner the log last reported (the zero address: none). */
-export interface OwnerChange {
+interface OwnerChange {
   tokenId: string;
   from: string;
   to: string;

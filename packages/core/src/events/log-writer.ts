@@ -72,7 +72,7 @@ function closeOfSuperseded(opened: OpenEvent, detected: Detected): Candidate {
 }
 
 /** What the rows say against what the log holds open, for every type read from a table with a block column. */
-export function compareWithOpen(detected: Detected, open: readonly OpenEvent[]): { fresh: Candidate[]; retracted: OpenEvent[] } {
+function compareWithOpen(detected: Detected, open: readonly OpenEvent[]): { fresh: Candidate[]; retracted: OpenEvent[] } {
   const fresh: Candidate[] = [];
   const retracted: OpenEvent[] = [];
   const openKeys = new Set(open.map(identity));
@@ -99,7 +99,7 @@ export function compareWithOpen(detected: Detected, open: readonly OpenEvent[]):
  * retracted (a reorg undid them, or a transfer back before they were final,
  * which leaves the same owner once final).
  */
-export function compareOwners(
+function compareOwners(
   changes: readonly { tokenId: string; from: string; to: string }[],
   open: readonly OpenEvent[],
   block: string,

@@ -3,7 +3,7 @@ import { boundedInt, boundedText } from '../query/page-query';
 import { allEventTypes, finalities } from './catalogue';
 
 /** The bounds of GET /events' parameters. */
-export const eventQueryLimits = {
+const eventQueryLimits = {
   pageSize: { min: 1, max: 1_000, default: 100 },
   /** The longest cursor this log writes is well under it. */
   cursorLength: 64,

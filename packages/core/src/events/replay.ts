@@ -25,7 +25,7 @@ export interface LoggedEvent {
   reverts?: { id: string; position: number };
 }
 
-export interface EventPage {
+interface EventPage {
   items: LoggedEvent[];
   nextCursor: string;
   hasMore: boolean;
@@ -44,7 +44,7 @@ export interface EventQuery {
 /** Block numbers, lowest first (Math's min and max take no bigint). */
 export const ascending = (blocks: readonly bigint[]): bigint[] => [...blocks].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
 
-export const eventId = (position: number) => `evt_${position}`;
+const eventId = (position: number) => `evt_${position}`;
 
 const cursorPrefix = 'p';
 

@@ -1,7 +1,7 @@
 import type { Queryable } from '../db';
 
 /** How long the log keeps an event (EVENT_RETENTION_DAYS), and how many one statement deletes, so a cleanup never holds the log long. */
-export const retentionLimits = { defaultDays: 30, batch: 1_000 } as const;
+const retentionLimits = { defaultDays: 30, batch: 1_000 } as const;
 
 /**
  * Deletes, from the log's start, events recorded before `cutoff`, a batch at

@@ -1,4 +1,4 @@
-import { listSource, type ItemOf } from '../query/read-model';
+import { listSource } from '../query/read-model';
 import { indexerTable } from './names';
 
 export const editionsModel = {
@@ -27,4 +27,3 @@ export const editionsModel = {
 
 export const editionsSource = listSource(editionsModel);
 export const editionFields = editionsSource.fields;
-export type EditionDto = ItemOf<typeof editionsModel.fields>;

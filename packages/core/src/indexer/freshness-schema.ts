@@ -8,7 +8,7 @@ import * as z from '@hatchery/platform/schema';
  * only /health and the OpenAPI function serve.
  */
 
-export const chainFreshnessSchema = z.object({
+const chainFreshnessSchema = z.object({
   chainId: z.int().check(z.describe('The chain, by its EIP-155 id.')),
   block: bigIntString.check(z.describe('The last block the indexer has indexed on this chain.')),
   safeBlock: bigIntString.check(

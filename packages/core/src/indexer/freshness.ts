@@ -9,7 +9,7 @@ export function decodeCheckpoint(checkpoint: string): { timestamp: number; chain
   return { timestamp: Number(checkpoint.slice(0, 10)), chainId: Number(checkpoint.slice(10, 26)), block: BigInt(checkpoint.slice(26, 42)).toString() };
 }
 
-export { finalizedBlockHeader, indexedBlockHeader, safeBlockHeader };
+export { indexedBlockHeader };
 
 /** How long an instance reuses what it read of the indexer's position (the lists' X-Indexed-Block, /health). */
 export const freshnessCacheMs = 1_000;
@@ -44,7 +44,7 @@ export function freshnessHeaders(freshness: Freshness): Readonly<Record<string, 
 }
 
 /** The instance's view of the index: a read shared for `ttlMs`, and what that read found once it has. */
-export interface CachedFreshness {
+interface CachedFreshness {
   (): Promise<Freshness>;
   /** The kept read's answer while it is fresh and has come; otherwise undefined, and the call above reads. */
   settled(): Freshness | undefined;

@@ -3,7 +3,7 @@ import { listSource, type ItemOf } from '../query/read-model';
 import { indexerTable } from './names';
 
 /** The only listing status the endpoint serves (docs/http-api.md); fixed on the server. */
-export const activeListingStatus = 'Active';
+const activeListingStatus = 'Active';
 
 // NFT metadata comes from a left join and may be missing: strings are then "", numbers 0, editionId "0" (docs/http-api.md, Indexed data).
 // Filters and sorts see the same values the client does.

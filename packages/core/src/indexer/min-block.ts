@@ -66,7 +66,7 @@ function chainOf(target: MinBlock, freshness: Freshness): ChainFreshness {
   return chain;
 }
 
-export interface MinBlockWait {
+interface MinBlockWait {
   /** The freshness, read again at most once per poll interval. */
   read: () => Promise<Freshness>;
   waitMs?: number;

@@ -3,7 +3,7 @@ import { listSource, type ItemOf } from '../query/read-model';
 import { indexerAddress, indexerTable } from './names';
 
 /** The only pair status the endpoint serves (docs/http-api.md); unstaked pairs never appear. */
-export const stakedPairStatus = 'Staked';
+const stakedPairStatus = 'Staked';
 
 export const stakingModel = {
   name: 'staking',

@@ -1,7 +1,7 @@
 import type { FieldMap, FieldSpec, FieldType, OrderSpec, OrderTerm } from './fields';
 import { readFilter, readOrder, type Comparison, type Filter, type OrderKey, type Predicate } from './parse';
 
-export { lookupField, type FieldMap, type FieldSpec, type FieldType, type OrderSpec, type OrderTerm } from './fields';
+export { lookupField, type FieldMap, type FieldSpec, type FieldType, type OrderSpec } from './fields';
 
 /**
  * The SQL of a parsed request (parse.ts): its filter as a predicate, its
@@ -94,7 +94,7 @@ export function afterCondition(terms: readonly OrderTerm[], keys: readonly strin
   return `(${bound} AND (${branches.map((branch) => `(${branch})`).join(' OR ')}))`;
 }
 
-export interface CompiledFilter {
+interface CompiledFilter {
   /** A parameterized SQL predicate. */
   sql: string;
   /** True when some condition names a field of a joined table. */

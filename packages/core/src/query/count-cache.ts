@@ -3,7 +3,7 @@ import { LRUCache } from '@aws-lambda-powertools/commons/utils/lru-cache';
 /** A list's totalCount is shared per instance for this long, keyed by list and compiled filter; the entries are bounded. */
 export const countCacheLimits = { ttlMs: 5_000, maxEntries: 10_000 } as const;
 
-export interface CountCacheOptions {
+interface CountCacheOptions {
   ttlMs: number;
   maxEntries: number;
   /** The clock; tests pass their own. */

@@ -25,7 +25,7 @@ export interface Condition {
   empty: boolean;
   caseInsensitive: boolean;
 }
-export interface Junction {
+interface Junction {
   kind: 'and' | 'or';
   left: FilterNode;
   right: FilterNode;
@@ -41,7 +41,7 @@ export interface SortTerm {
 
 /** .NET's char.IsWhiteSpace, which Gridify uses to skip and trim. */
 const whiteSpace = /[\p{Zs}\p{Zl}\p{Zp}\t\n\v\f\r\u0085]/u;
-export const isWhiteSpace = (char: string | undefined): boolean => char !== undefined && whiteSpace.test(char);
+const isWhiteSpace = (char: string | undefined): boolean => char !== undefined && whiteSpace.test(char);
 /** .NET's String.TrimEnd. */
 function trimEndWhiteSpace(text: string): string {
   let end = text.length;

@@ -16,7 +16,7 @@ type FieldSchema<F> = F extends { group: infer G extends ModelFields }
       : BaseSchema<T>
     : never;
 type Shape<F extends ModelFields> = { [K in keyof F as F[K] extends { hidden: true } ? never : K]: FieldSchema<F[K]> };
-export type ItemSchema<F extends ModelFields> = z.ZodMiniObject<Shape<F>, z.core.$strip>;
+type ItemSchema<F extends ModelFields> = z.ZodMiniObject<Shape<F>, z.core.$strip>;
 
 export function baseSchema(type: WireType): z.ZodMiniType {
   switch (type) {

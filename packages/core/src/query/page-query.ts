@@ -106,7 +106,7 @@ export interface PageStatements {
   binding: string;
 }
 
-export interface CompiledPage {
+interface CompiledPage {
   /** ` WHERE …`, or '' when nothing narrows the list. */
   where: string;
   terms: OrderTerm[];

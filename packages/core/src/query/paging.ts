@@ -6,7 +6,7 @@ import { encodeCursor, keysOf } from './cursor';
 import { listCounts, type CountCache } from './count-cache';
 import { buildPageStatements, type ListSource, type PageQuery, type PageStatements, type ServerConditions } from './page-query';
 
-export interface Page<T> {
+interface Page<T> {
   items: T[];
   totalCount: number;
   page: number;

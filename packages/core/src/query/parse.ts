@@ -23,7 +23,7 @@ export type Predicate =
 
 export type Filter = Predicate | { kind: 'and' | 'or'; left: Filter; right: Filter };
 
-export interface ParsedFilter {
+interface ParsedFilter {
   tree: Filter;
   /** True when some condition names a field of a joined table. */
   joined: boolean;
@@ -35,7 +35,7 @@ export interface OrderKey {
   direction: OrderTerm['direction'];
 }
 
-export interface ParsedPage {
+interface ParsedPage {
   filter?: ParsedFilter;
   order: OrderKey[];
   after?: Cursor;

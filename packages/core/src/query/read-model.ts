@@ -58,7 +58,7 @@ type Columns<F extends ModelFields> = Flat<
 type FilterTypeOf<T extends WireType> = T extends 'bigint' ? 'bigint' : T extends 'int' ? 'integer' : T extends 'boolean' ? 'boolean' : 'text';
 
 /** The filter and sort fields a declaration gives, with the type of each. */
-export type FieldsOf<F extends ModelFields> = {
+type FieldsOf<F extends ModelFields> = {
   readonly [K in keyof Columns<F> as Columns<F>[K] extends { filter: true } ? K : never]: FieldSpec & {
     readonly type: Columns<F>[K] extends { type: infer T extends WireType } ? FilterTypeOf<T> : never;
   };
@@ -96,7 +96,7 @@ function columnsOf(fields: ModelFields): Column[] {
 /** Big integers leave the database as text, so that no digit is lost on the way to JSON. */
 const selectOf = ({ name, field }: Column) => `${field.sql}${field.type === 'bigint' ? '::text' : ''} AS "${name}"`;
 
-export type ListOf<F extends ModelFields> = Omit<ListSource, 'fields'> & { readonly fields: FieldsOf<F> };
+type ListOf<F extends ModelFields> = Omit<ListSource, 'fields'> & { readonly fields: FieldsOf<F> };
 
 /** The list source (select, field map, order, item) a declaration gives. */
 export function listSource<const F extends ModelFields>(model: ReadModel<F>): ListOf<F> {

@@ -31,7 +31,7 @@ export interface FanOutBudget {
   minIntervalMs: number;
 }
 
-export interface BudgetShares {
+interface BudgetShares {
   /** For broadcasts (marketChanged), divided among the shards posting at once. */
   broadcast: number;
   /** For targeted events (forgeFulfilled), theirs alone. */

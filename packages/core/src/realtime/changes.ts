@@ -15,7 +15,7 @@ export type Listings = Omit<MarketChanged, 'version'>;
 export type ListingsSnapshot = Listings | 'absent';
 
 /** The reads a notification calls for; `summary`, a new sum of the transparency summary's row. */
-export interface TablesToRead {
+interface TablesToRead {
   listings: boolean;
   forgeRequests: boolean;
   /** Owners, which the event log compares whole (events/detection.ts): only when named, or now and then. */

@@ -28,7 +28,7 @@ import { webSocketApiQuotas } from '@hatchery/platform/aws/websocket-api';
  * nothing behind for long; reads skip expired items because DynamoDB deletes
  * them lazily.
  */
-export const connectionKeys = {
+const connectionKeys = {
   shard: (shard: number) => `connections#${shard}`,
   group: (address: string) => `group#${address}`,
 } as const;
@@ -62,7 +62,7 @@ export interface ShardPeek {
   complete: boolean;
 }
 
-export type SubscribeResult = 'subscribed' | 'tooManyGroups' | 'gone';
+type SubscribeResult = 'subscribed' | 'tooManyGroups' | 'gone';
 
 export interface ConnectionStore {
   add(connectionId: string, connectedAtMs: number): Promise<void>;

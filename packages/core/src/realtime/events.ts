@@ -3,7 +3,7 @@ import { messages, parseRecord, splitRecords } from '@hatchery/platform/signalr/
 import * as z from '@hatchery/platform/schema';
 
 /** The two server-to-client events of docs/realtime.md. */
-export const marketChangedSchema = z.object({
+const marketChangedSchema = z.object({
   count: z.int().check(z.describe('Active listings.')),
   maxBlock: bigIntString.check(
     z.describe(
@@ -20,7 +20,7 @@ export const marketChangedSchema = z.object({
     ),
 });
 
-export const forgeFulfilledSchema = z.object({
+const forgeFulfilledSchema = z.object({
   requestId: bigIntString,
   tokenId: z.optional(bigIntString),
   editionId: z.optional(bigIntString),
@@ -43,7 +43,7 @@ export const hubEvents = {
   forgeFulfilled: 'forgeFulfilled',
 } as const;
 
-export type HubEvent = (typeof hubEvents)[keyof typeof hubEvents];
+type HubEvent = (typeof hubEvents)[keyof typeof hubEvents];
 
 /** The event a server-to-client frame carries, when it is one of hubEvents. */
 export function eventOfFrame(frame: string): HubEvent | undefined {

@@ -28,7 +28,7 @@ export interface HubGroups {
 }
 
 /** What a message from the client asks of the connection: records to send back, in order, and whether to close it after them. */
-export interface FrameOutcome {
+interface FrameOutcome {
   replies: string[];
   close: boolean;
   /** The message held an accepted handshake: once its answer is out, the connection may receive events. */
@@ -36,7 +36,7 @@ export interface FrameOutcome {
 }
 
 /** Group names are lowercase wallet addresses (docs/realtime.md). */
-export function groupAddress(argument: unknown): string {
+function groupAddress(argument: unknown): string {
   if (typeof argument !== 'string' || !addressPattern.test(argument)) throw new HubError(hubErrors.invalidAddress);
   return argument.toLowerCase();
 }

@@ -33,7 +33,7 @@ const fulfilmentClaimLifetimeMs = 30 * day;
 /** A buyer's stream number outlives any client's session; one that expires starts again at 1, which a client takes as a gap. */
 const forgeSequenceLifetimeMs = 365 * day;
 
-export const ledgerKeys = {
+const ledgerKeys = {
   shard: (event: string, shard: number) => ({ pk: `delivery#${event}`, sk: `shard#${shard}` }),
   forgeSequence: (buyer: string) => ({ pk: `forge#${buyer}`, sk: 'sequence' }),
   fulfilment: (buyer: string, requestId: string) => ({ pk: `forge#${buyer}`, sk: `request#${requestId}` }),

@@ -11,7 +11,7 @@ const setting = 'WEBHOOK_ENDPOINTS';
 const secretBytes = { least: 24, most: 64 };
 
 /** What a stage's endpoints must hold to: in a deployed stage, `https://` to a public address. */
-export interface EndpointRules {
+interface EndpointRules {
   /** False on the local stack, where `http://` and private, loopback and link-local addresses are allowed. */
   deployed: boolean;
   /** Every event type an endpoint may ask for. */
@@ -132,7 +132,7 @@ export function parseEndpoints(json: string | undefined, rules: EndpointRules): 
 }
 
 /** All the addresses a host name resolves to. */
-export type ResolveHost = (hostname: string) => Promise<readonly { address: string }[]>;
+type ResolveHost = (hostname: string) => Promise<readonly { address: string }[]>;
 
 const resolveHost: ResolveHost = (hostname) => dnsLookup(hostname, { all: true });
 

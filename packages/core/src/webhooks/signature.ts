@@ -1,7 +1,7 @@
 import { Webhook } from 'standardwebhooks';
 
 /** The headers of the Standard Webhooks specification, as a receiver's `Webhook.verify` reads them. */
-export interface WebhookHeaders {
+interface WebhookHeaders {
   'webhook-id': string;
   'webhook-timestamp': string;
   'webhook-signature': string;
