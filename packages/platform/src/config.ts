@@ -29,7 +29,7 @@ export const configSchema = z.object({
   ...eventsSchema.shape,
 });
 
-export type Config = z.infer<typeof configSchema>;
+type Config = z.infer<typeof configSchema>;
 
 /** The whole configuration, validated once per process. */
 export const config = settingsReader(configSchema);

@@ -40,7 +40,7 @@ export const dynamoCallers = {
    */
   counter: { deadlineMs: 8_000, atMostOnce: true },
 } as const;
-export type DynamoCaller = keyof typeof dynamoCallers;
+type DynamoCaller = keyof typeof dynamoCallers;
 
 /** A document client (items as plain values) for one caller's calls; `handler` lets clients share one socket pool. */
 export function dynamoClient(options: { endpoint?: string; region?: string; caller?: DynamoCaller; handler?: NodeHttpHandler } = {}): DynamoDBDocumentClient {

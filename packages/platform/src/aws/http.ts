@@ -4,7 +4,7 @@ import { NodeHttpHandler } from '@smithy/node-http-handler';
 import type { HttpHandlerOptions } from '@smithy/types';
 
 /** How long one attempt of a call may take, and how many run at once. */
-export interface AttemptLimits {
+interface AttemptLimits {
   /** Until the socket is connected: DNS and TCP, and any wait for a free socket before them. */
   connectionTimeoutMs: number;
   /** The whole attempt, from handing it to the handler to the last byte of the answer's body. */

@@ -23,7 +23,7 @@ export interface HubConnections {
 }
 
 /** A post API Gateway did not apply: throttled (429, with its Retry-After if any), or never sent. */
-export interface Refusal {
+interface Refusal {
   refused: 'throttled' | 'unsent';
   retryAfterMs?: number;
   error: unknown;
@@ -125,7 +125,7 @@ export function managementEndpoint(requestContext: { domainName: string; stage: 
 }
 
 /** API Gateway no longer knows the connection (410). */
-export const isGone = (error: unknown) => (error as { name?: string } | undefined)?.name === 'GoneException';
+const isGone = (error: unknown) => (error as { name?: string } | undefined)?.name === 'GoneException';
 
 /** Posts and closes through `client`, with at most `inFlight` calls at once (the rest wait their turn here). */
 export function hubConnections(client: ApiGatewayManagementApiClient, inFlight = Number.POSITIVE_INFINITY): HubConnections {

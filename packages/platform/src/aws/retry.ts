@@ -1,7 +1,7 @@
 import { isClockSkewCorrectedError, isClockSkewError, MAXIMUM_RETRY_DELAY, Retry, StandardRetryStrategy } from '@smithy/core/retry';
 import type { RetryErrorInfo, RetryStrategyV2, StandardRetryToken } from '@smithy/types';
 
-export interface RetryPolicy {
+interface RetryPolicy {
   /** Attempts of one call, the first included. */
   maxAttempts: number;
   /** The backoff's base for errors other than throttling (throttling's is the SDK's own, 1 s). */

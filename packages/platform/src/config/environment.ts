@@ -15,7 +15,7 @@ export const linkedResources = {
   FANOUT_FUNCTION_NAME: { name: 'FanOut', property: 'name' },
 } as const;
 
-export type Links = Readonly<Record<string, unknown>>;
+type Links = Readonly<Record<string, unknown>>;
 
 /**
  * The links SST hands this process, opened by `sst`'s own `Resource`: sealed
@@ -29,7 +29,7 @@ export function sstLinks(): Links {
 }
 
 /** The variables as the service reads them: each linked one that `env` leaves unset takes its link's value. */
-export function withLinks(env: NodeJS.ProcessEnv, links: Links): Record<string, string | undefined> {
+function withLinks(env: NodeJS.ProcessEnv, links: Links): Record<string, string | undefined> {
   const merged: Record<string, string | undefined> = { ...env };
   for (const [variable, { name, property }] of Object.entries(linkedResources)) {
     const value = (links[name] as Record<string, unknown> | undefined)?.[property];

@@ -6,9 +6,9 @@ import * as z from '../schema';
  * (docs/realtime.md, The hub). Every record is JSON followed by
  * the record separator; one WebSocket message may carry several records.
  */
-export const recordSeparator = '\u001e';
+const recordSeparator = '\u001e';
 
-export const messageType = {
+const messageType = {
   invocation: 1,
   streamItem: 2,
   completion: 3,
@@ -20,7 +20,7 @@ export const messageType = {
 
 export const hubProtocol = { name: 'json', version: 1 } as const;
 
-export const frame = (message: object): string => `${JSON.stringify(message)}${recordSeparator}`;
+const frame = (message: object): string => `${JSON.stringify(message)}${recordSeparator}`;
 
 /** The records of one message, or undefined when its last record is not terminated (a malformed frame). */
 export function splitRecords(text: string): string[] | undefined {

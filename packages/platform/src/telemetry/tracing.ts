@@ -30,7 +30,7 @@ interface TraceDetails {
 }
 
 /** A subsegment as X-Ray records it (https://docs.aws.amazon.com/xray/latest/devguide/xray-api-segmentdocuments.html). */
-export interface Subsegment {
+interface Subsegment {
   id: string;
   name: string;
   start_time: number;
