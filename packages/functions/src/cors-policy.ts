@@ -1,6 +1,6 @@
 import { requestsSettings } from '@hatchery/platform/config/requests';
 
-export interface CorsPolicy {
+interface CorsPolicy {
   origins: readonly string[];
   hostSuffixes: readonly string[];
 }

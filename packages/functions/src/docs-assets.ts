@@ -8,15 +8,15 @@ import { gzipSync } from 'node:zlib';
  * node_modules; a deployed function finds them beside its bundle, in
  * `docsAssetsBundleDir`, where the route's copyFiles put them.
  */
-export const docsAssetTypes = {
+const docsAssetTypes = {
   'swagger-ui-bundle.js': 'text/javascript; charset=utf-8',
   'swagger-ui.css': 'text/css; charset=utf-8',
   'favicon-32x32.png': 'image/png',
 } as const;
 
-export type DocsAsset = keyof typeof docsAssetTypes;
+type DocsAsset = keyof typeof docsAssetTypes;
 
-export const docsAssetsBundleDir = 'swagger-ui';
+const docsAssetsBundleDir = 'swagger-ui';
 
 /** What the deploy copies beside the docs function's bundle (SST copyFiles, paths from the repository root). */
 export const docsAssetCopyFiles = Object.keys(docsAssetTypes).map((file) => ({
@@ -52,7 +52,7 @@ function assetDir(): string | undefined {
   }
 }
 
-export interface LoadedAsset {
+interface LoadedAsset {
   type: string;
   body: Buffer;
   gzip: Buffer;

@@ -74,7 +74,7 @@ const demoStringsFor = (path: string) => {
 };
 
 /** A value that fits `schema`, derived from it so examples never drift from the wire types; a string by its property's name where the demo data has one. */
-export function exampleFor(schema: JsonSchema, strings: Record<string, string> = demoStrings, name?: string): unknown {
+function exampleFor(schema: JsonSchema, strings: Record<string, string> = demoStrings, name?: string): unknown {
   if (schema.examples?.length) return schema.examples[0];
   if (schema.const !== undefined) return schema.const;
   if (schema.enum?.length) return schema.enum[0];

@@ -7,7 +7,7 @@ export interface PeekedShard {
 }
 
 /** Who posts a broadcast, and at what rate (undefined: no budget). */
-export interface BroadcastPlan {
+interface BroadcastPlan {
   /** The connections of the small shards, which the listener posts itself with the ids it already has. */
   own: string[];
   /** The listener's own posts' rate: its part of the broadcast share. */
@@ -18,7 +18,7 @@ export interface BroadcastPlan {
   shardRate?: number;
 }
 
-export interface PlanInputs {
+interface PlanInputs {
   /** The broadcast share of the budget (undefined: no budget). */
   broadcastShare: number | undefined;
   /** How many handed shards post at once. */

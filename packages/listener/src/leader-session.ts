@@ -13,7 +13,7 @@ export interface Term {
   end(): void;
 }
 
-export interface LeaderSessionOptions {
+interface LeaderSessionOptions {
   databaseUrl: string;
   /** The channel LISTENed on while leading. */
   channel: string;

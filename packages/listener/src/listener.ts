@@ -12,11 +12,9 @@ import { keepSummaryOnSession, type SummaryKeeper } from './summary';
 import { keepEventLog, type EventLogKeeper } from './event-log';
 import { startWebhooks, type Webhooks } from './webhooks';
 
-export { leaderLockKey } from './leader-session';
-
 /** How often the leader publishes each webhook endpoint's oldest pending delivery: the alarm's period. */
 const pendingAgeIntervalMs = 60_000;
-export type { ListenerOptions, ListenerStats } from './options';
+export type { ListenerOptions } from './options';
 
 /**
  * The long-running listener (docs/realtime.md), wired from its parts: the

@@ -15,7 +15,7 @@ export interface LocalIdentityProvider {
   signToken(claims: TokenClaims, options?: { expiresInSeconds?: number }): Promise<string>;
 }
 
-export interface TokenClaims {
+interface TokenClaims {
   uid: string;
   email?: string;
   name?: string;

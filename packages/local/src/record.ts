@@ -19,9 +19,9 @@ const stackRecordSchema = z.object({
   idpKeyFile: z.optional(z.string()),
 });
 
-export type StackRecord = z.infer<typeof stackRecordSchema>;
+type StackRecord = z.infer<typeof stackRecordSchema>;
 
-export const stackFile = (dataDir: string) => join(dataDir, 'stack.json');
+const stackFile = (dataDir: string) => join(dataDir, 'stack.json');
 
 /** A start-up failure the user can act on: start.ts prints its message alone, as one line. */
 export class StartupError extends Error {
@@ -37,7 +37,7 @@ async function readRecord(dataDir: string): Promise<StackRecord | undefined> {
 }
 
 /** The record of the stack running on `dataDir`, or undefined when none is (a record left by a killed stack does not count). */
-export async function runningStack(dataDir: string): Promise<StackRecord | undefined> {
+async function runningStack(dataDir: string): Promise<StackRecord | undefined> {
   const record = await readRecord(dataDir);
   return record && isAlive(record.pid) ? record : undefined;
 }
@@ -55,11 +55,11 @@ export async function findRunningStack(dataDir: string): Promise<StackRecord & {
   return { ...record, url: record.url };
 }
 
-export const describeStack = (record: StackRecord) =>
+const describeStack = (record: StackRecord) =>
   `another Hatchery is running with data dir ${record.dataDir} (pid ${record.pid}${record.url ? `, ${record.url}` : ', still starting'}); ` +
   'stop it, or give another its own data dir and port: HATCHERY_DATA_DIR=.hatchery-b PORT=3001 npm start';
 
-export interface DataDirClaim {
+interface DataDirClaim {
   /** The pid of a PostgreSQL server a killed stack had left running on this data, now stopped. */
   orphanStopped: number | undefined;
   /** Rewrites the record (atomically: readers never see half of it). */

@@ -21,7 +21,7 @@ const secretSettings = new Set(['ORIGIN_VERIFY_SECRET', 'WEBHOOK_ENDPOINTS']);
  * The settings of `env` whose value differs from the default, as NAME=value: what makes this stack unlike the one the
  * docs describe. Read before the stack sets its own variables (DATABASE_URL, DYNAMODB_ENDPOINT, …).
  */
-export function settingsOffDefault(env: NodeJS.ProcessEnv): string[] {
+function settingsOffDefault(env: NodeJS.ProcessEnv): string[] {
   const shapes: Record<string, { safeParse(value: unknown): { success: boolean; data?: unknown } }> = { ...localSettingsSchema.shape, ...configSchema.shape };
   return Object.entries(shapes).flatMap(([name, schema]) => {
     const raw = env[name];

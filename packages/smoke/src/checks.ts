@@ -6,7 +6,7 @@ import { problemSchema } from '@hatchery/functions/problem-schema';
 import { responseOf, responses } from '@hatchery/functions/responses';
 import { exampleWallet } from '@hatchery/functions/schemas';
 
-export interface SmokeOptions {
+interface SmokeOptions {
   baseUrl: string;
   /** An origin the stage allows (CORS_ORIGINS), for the preflight and the hub. */
   origin?: string;
@@ -20,9 +20,9 @@ export interface SmokeOptions {
   requireEvent: boolean;
 }
 
-export type Outcome = 'pass' | 'fail' | 'warn';
+type Outcome = 'pass' | 'fail' | 'warn';
 
-export interface CheckResult {
+interface CheckResult {
   name: string;
   outcome: Outcome;
   ms: number;

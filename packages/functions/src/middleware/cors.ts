@@ -5,7 +5,7 @@ import type { HttpEvent, HttpMiddleware } from './types';
 const exposedHeaders = `retry-after,www-authenticate,${indexedBlockHeader},${safeBlockHeader},${finalizedBlockHeader}`;
 
 /** Sets the CORS headers of an allowed origin on `headers`; none at all for any other (docs/deploying.md, CORS). */
-export function setCorsHeaders(event: HttpEvent, headers: Record<string, string | number | boolean>): void {
+function setCorsHeaders(event: HttpEvent, headers: Record<string, string | number | boolean>): void {
   const origin = event.headers?.origin;
   if (!origin || !isOriginAllowed(origin, corsPolicy())) return;
   headers['access-control-allow-origin'] = origin;

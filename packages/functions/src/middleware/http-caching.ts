@@ -34,7 +34,7 @@ export function entityTags(urls: number) {
 }
 
 /** RFC 9110 If-None-Match: `*`, or a list of entity tags compared weakly (a W/ prefix is ignored). */
-export function matchesIfNoneMatch(header: string | undefined, etag: string): boolean {
+function matchesIfNoneMatch(header: string | undefined, etag: string): boolean {
   if (header === undefined) return false;
   if (header.trim() === '*') return true;
   return header.split(',').some((candidate) => candidate.trim().replace(/^W\//, '') === etag);

@@ -13,7 +13,7 @@ function toJsonWithoutNulls(value: unknown): string {
   return text.includes('":null') ? JSON.stringify(value, withoutNulls) : text;
 }
 
-export interface JsonResponseOptions {
+interface JsonResponseOptions {
   /**
    * The handler's output holds no null by construction, so it is written as
    * it is, without the scan for one: a list's page, whose items leave a NULL

@@ -11,7 +11,7 @@ export interface LoggedContext extends LambdaContext {
   log: Logger;
 }
 
-export interface RequestLoggerOptions<TEvent> {
+interface RequestLoggerOptions<TEvent> {
   message: string;
   /** The level of a request that failed (4xx, 5xx) or was slow; every other request's line is at debug. */
   level: 'info' | 'debug';

@@ -1,6 +1,6 @@
 import type { HttpRoute } from '../http-route';
 
-export const preflight = {
+const preflight = {
   method: 'OPTIONS',
   path: '/{proxy+}',
   handler: 'packages/functions/src/http/preflight.handler',

@@ -7,7 +7,7 @@ import { traceInvocation } from '../middleware/tracing';
 import type { WsEvent, WsResult } from '../routes/realtime';
 import { copyProcessEnvironment } from '@hatchery/platform/process-environment';
 
-export type WsContext = LoggedContext;
+type WsContext = LoggedContext;
 
 /** The Middy chain of the WebSocket API's three routes. */
 export function wsHandler(run: (event: WsEvent, context: WsContext) => Promise<WsResult>) {

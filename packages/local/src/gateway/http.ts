@@ -113,7 +113,7 @@ const bodiless = (status: number, method: string | undefined) => method === 'HEA
  * place of any the handler set. The head goes to writeHead as one list of pairs: Node's setHeader keeps a pair
  * array and a dictionary per response for the same head.
  */
-export function writeResultV2(response: ServerResponse, result: unknown): void {
+function writeResultV2(response: ServerResponse, result: unknown): void {
   const structured =
     typeof result === 'object' && result !== null && 'statusCode' in result
       ? (result as APIGatewayProxyStructuredResultV2)

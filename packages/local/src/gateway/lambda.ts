@@ -4,9 +4,9 @@ import { InvokeStoreBase } from '@aws/lambda-invoke-store';
 import type { Context } from 'aws-lambda';
 import { ConcurrentInvokeStore } from './invoke-store';
 
-export type LambdaHandler = (event: unknown, context: Context) => Promise<unknown>;
+type LambdaHandler = (event: unknown, context: Context) => Promise<unknown>;
 
-export const repositoryRoot = new URL('../../../../', import.meta.url);
+const repositoryRoot = new URL('../../../../', import.meta.url);
 
 const loaded = new Map<string, Promise<LambdaHandler>>();
 const ready = new Map<string, LambdaHandler>();

@@ -7,7 +7,7 @@ import type { ServerResponse } from 'node:http';
  * DeleteConnection, GetConnection). API Gateway counts them all in one bucket
  * per account and Region.
  */
-export type QuotaKind = 'http' | 'connect' | 'message' | 'management';
+type QuotaKind = 'http' | 'connect' | 'message' | 'management';
 
 export interface QuotaSettings {
   /** Steady requests a second; 0 turns the quota off. */

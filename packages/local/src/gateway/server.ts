@@ -9,7 +9,7 @@ import { writeThrottledHttp, type AccountQuota } from './quota';
 /** A path prefix the gateway serves itself rather than through a Lambda (JWKS, the management API). */
 export type LocalEndpoint = (request: IncomingMessage, response: ServerResponse, url: URL) => Promise<void> | void;
 
-export interface GatewayOptions {
+interface GatewayOptions {
   routes: readonly HttpRoute[];
   host?: string;
   port: number;

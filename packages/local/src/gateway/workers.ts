@@ -42,7 +42,7 @@ export interface WorkerPool {
 }
 
 /** As many workers as there are shards, or cores when fewer: more threads than cores only share them. */
-export const defaultWorkers = () => Math.min(connectionShards, availableParallelism());
+const defaultWorkers = () => Math.min(connectionShards, availableParallelism());
 
 interface Pending {
   request: WorkerRequest;
