@@ -25,9 +25,9 @@ export interface Sort<F extends FieldTypes = FieldTypes> {
   readonly fields?: (fields: F) => F;
 }
 
-export type ValueOf<T extends FieldType> = T extends 'bigint' ? string | bigint : T extends 'integer' ? number : T extends 'boolean' ? boolean : string;
+type ValueOf<T extends FieldType> = T extends 'bigint' ? string | bigint : T extends 'integer' ? number : T extends 'boolean' ? boolean : string;
 
-export interface TextOptions {
+interface TextOptions {
   /** Gridify's `/i`. */
   ignoreCase?: boolean;
 }
@@ -147,7 +147,7 @@ function field(name: string): Record<string, unknown> {
 }
 
 /** Builders for any field name; the types decide which names and methods exist. */
-export function fields<F extends FieldTypes>(): Fields<F> {
+function fields<F extends FieldTypes>(): Fields<F> {
   return new Proxy({}, { get: (_target, name) => (typeof name === 'string' ? field(name) : undefined) }) as Fields<F>;
 }
 

@@ -53,7 +53,7 @@ export interface HttpOptions {
   retry?: RetryOptions;
 }
 
-export interface Call {
+interface Call {
   method: string;
   path: string;
   query?: Record<string, string>;

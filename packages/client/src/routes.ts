@@ -7,7 +7,7 @@ export type RouteTable = RouteTypes;
 export type RouteName = keyof RouteTable;
 
 /** Where a route's input other than its path parameters travels. */
-export type InputPlace<K extends RouteName> = RouteTable[K] extends { body: object } ? 'body' : RouteTable[K] extends { query: object } ? 'query' : 'none';
+type InputPlace<K extends RouteName> = RouteTable[K] extends { body: object } ? 'body' : RouteTable[K] extends { query: object } ? 'query' : 'none';
 
 /** What the browser needs of a route at run time; the types above say everything else. */
 export type WireRoute<K extends RouteName> = readonly [

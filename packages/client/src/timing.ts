@@ -1,4 +1,4 @@
-export interface Debounced<A extends unknown[]> {
+interface Debounced<A extends unknown[]> {
   (...args: A): void;
   cancel(): void;
 }

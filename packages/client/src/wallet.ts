@@ -28,7 +28,7 @@ export interface Eip1193Provider {
   request(args: { method: string; params?: readonly unknown[] }): Promise<unknown>;
 }
 
-export interface Signing {
+interface Signing {
   address: string;
   sign(message: string): Promise<string>;
 }
