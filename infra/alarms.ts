@@ -9,7 +9,7 @@ export interface ObservedFunction {
   functionName: $util.Input<string>;
 }
 
-export interface Observed {
+interface Observed {
   namespace: string;
   functions: ObservedFunction[];
   proxyName?: $util.Input<string>;
@@ -29,7 +29,7 @@ const eventKinds = Object.values(hubEvents);
  * publishes it from the line: its value and unit, the namespace, and the document's
  * dimensions read from the line's own fields, as EMF would.
  */
-export function createListenerMetricFilters(
+function createListenerMetricFilters(
   namespace: string,
   logGroupName: $util.Input<string>,
   documents: readonly (typeof listenerDocuments)[keyof typeof listenerDocuments][],

@@ -4,7 +4,7 @@ import { lambda, sizing, type FunctionContext } from './functions';
 import { stageThrottling, type DeploySettings } from './settings';
 
 /** API Gateway's route key for a route of the table. */
-export const routeKey = (route: HttpRoute): string => `${route.method} ${route.path}`;
+const routeKey = (route: HttpRoute): string => `${route.method} ${route.path}`;
 
 /**
  * The HTTP API (payload format 2.0): every route of the route table, each its

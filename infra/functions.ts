@@ -41,10 +41,10 @@ export const sizing = {
 export const metricsNamespace = (): string => `Hatchery/${$app.stage}`;
 
 /** AWS Lambda's limit on a function's description (CreateFunction rejects a longer one). */
-export const lambdaDescriptionLimit = 256;
+const lambdaDescriptionLimit = 256;
 
 /** A description Lambda accepts: the text, cut at the limit with an ellipsis. */
-export function lambdaDescription(text: string): string {
+function lambdaDescription(text: string): string {
   return text.length <= lambdaDescriptionLimit ? text : `${text.slice(0, lambdaDescriptionLimit - 1)}…`;
 }
 
@@ -68,7 +68,7 @@ const lambdaOnlyTrust: NonNullable<sst.aws.FunctionArgs['transform']> = {
 const activeTracing: NonNullable<sst.aws.FunctionArgs['transform']>['function'] = (args) => {
   args.tracingConfig = { mode: 'Active' };
 };
-export const xrayWrite: sst.aws.FunctionPermissionArgs = { actions: ['xray:PutTraceSegments', 'xray:PutTelemetryRecords'], resources: ['*'] };
+const xrayWrite: sst.aws.FunctionPermissionArgs = { actions: ['xray:PutTraceSegments', 'xray:PutTelemetryRecords'], resources: ['*'] };
 
 /**
  * One Lambda function: Node.js 24 on arm64 (Graviton, about 20% cheaper per

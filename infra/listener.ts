@@ -6,7 +6,7 @@ import type { DeploySettings } from './settings';
 import type { ListenerWebhooks } from './webhooks';
 
 /** Where the listener's image is built from: the repository root, so the image can hold the workspace packages it imports. */
-export const listenerImage = { context: '.', dockerfile: 'packages/listener/Dockerfile', args: listenerImageArgs } as const;
+const listenerImage = { context: '.', dockerfile: 'packages/listener/Dockerfile', args: listenerImageArgs } as const;
 
 /**
  * The listener: one Fargate task (two with the warm standby) that LISTENs on

@@ -3,7 +3,7 @@ import { lambda, sizing, type FunctionContext } from './functions';
 import { migrationsBundleDir } from './handlers/bundle-layout';
 
 /** The SQL migrations, as a path from the repository root (SST resolves copyFiles from there). */
-export const migrationsSource = 'packages/core/src/migrations';
+const migrationsSource = 'packages/core/src/migrations';
 
 /**
  * Migrations run on deploy: a function bundled with the SQL files, invoked by

@@ -8,20 +8,20 @@ import type { DeploySettings } from './settings';
 const wafWindowSeconds = 300;
 
 /** Headers CloudFront must key its cache on, so that no cached response ever reaches another caller or another origin. */
-export const cacheKeyHeaders = ['authorization', 'origin'];
+const cacheKeyHeaders = ['authorization', 'origin'];
 
 /**
  * The error statuses CloudFront would otherwise cache for its default error
  * TTL (10 s): every one it lets a distribution configure. A 503 that lasted a
  * second must not be served from the edge for ten.
  */
-export const uncachedErrorStatuses = [400, 403, 404, 405, 414, 416, 500, 501, 502, 503, 504];
+const uncachedErrorStatuses = [400, 403, 404, 405, 414, 416, 500, 501, 502, 503, 504];
 
 /** HSTS for a year; subdomains are the platform team's to decide, so they are left out. */
 const hstsMaxAgeSeconds = 365 * 24 * 60 * 60;
 
 /** The paths the route table exempts from the per-IP limit (`ipRateLimited: false`): literal paths, matched exactly. */
-export function rateLimitExemptPaths(routes: readonly HttpRoute[]): string[] {
+function rateLimitExemptPaths(routes: readonly HttpRoute[]): string[] {
   const paths = [...new Set(routes.filter((route) => route.ipRateLimited === false).map((route) => route.path))];
   const templated = paths.find((path) => path.includes('{'));
   if (templated) throw new Error(`${templated}: only a literal path can be exempt from the WAF rate rule`);
@@ -33,7 +33,7 @@ export function rateLimitExemptPaths(routes: readonly HttpRoute[]): string[] {
  * (GET /health), so a monitor polling it never uses up a client's allowance
  * nor is blocked itself. The Router's `waf` args have no scope-down.
  */
-export function exemptFromRateLimit(paths: readonly string[]): aws.types.input.wafv2.WebAclRuleStatementRateBasedStatementScopeDownStatement | undefined {
+function exemptFromRateLimit(paths: readonly string[]): aws.types.input.wafv2.WebAclRuleStatementRateBasedStatementScopeDownStatement | undefined {
   const exactly = (path: string): aws.types.input.wafv2.WebAclRuleStatement => ({
     byteMatchStatement: {
       fieldToMatch: { uriPath: {} },
@@ -49,13 +49,13 @@ export function exemptFromRateLimit(paths: readonly string[]): aws.types.input.w
 const escapeRegex = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
 /** HTTP routes under the hub's path (negotiation), which must reach the HTTP API rather than the WebSocket API. */
-export function hubHttpPrefixes(routes: readonly HttpRoute[]): string[] {
+function hubHttpPrefixes(routes: readonly HttpRoute[]): string[] {
   const prefixes = routes.filter((route) => route.path.startsWith(`${hubPath}/`)).map((route) => route.path.split('/{')[0]!);
   return [...new Set(prefixes)];
 }
 
 /** The hub's origin for CloudFront (https, host only) and the rewrite from the hub's path to the API's stage. */
-export function hubOrigin(webSocketUrl: string): { url: string; rewrite: { regex: string; to: string } } {
+function hubOrigin(webSocketUrl: string): { url: string; rewrite: { regex: string; to: string } } {
   const url = new URL(webSocketUrl);
   // `$` starts a pattern in a replacement string; `$$` is a literal one (the stage is `$default`).
   return { url: `https://${url.host}`, rewrite: { regex: `^${escapeRegex(hubPath)}$`, to: url.pathname.replaceAll('$', '$$$$') } };

@@ -49,7 +49,7 @@ const settingsSchema = z.object({
 });
 
 /** A webhook endpoint as a stage declares it: its secrets are the stage's SST secrets (infra/webhooks.ts). */
-export type DeclaredEndpoint = Omit<WebhookEndpoint, 'secrets'>;
+type DeclaredEndpoint = Omit<WebhookEndpoint, 'secrets'>;
 
 export interface DeploySettings {
   ipRequestsPerSecond: number;

@@ -10,14 +10,14 @@ import { migrationsBundleDir } from './bundle-layout';
  * connections a while before its first target registers. Inside the
  * migrator's 5-minute timeout (infra/functions.ts).
  */
-export const migrationConnectWindowMs = 4 * 60_000;
+const migrationConnectWindowMs = 4 * 60_000;
 
 /**
  * Applies the migrations, trying again while the database is unreachable or
  * not yet serving (a first deploy's RDS Proxy without a registered target),
  * until `windowMs` has passed; any other failure is final at once.
  */
-export async function migrateWhenReachable(apply: () => Promise<void>, windowMs: number, log: (line: string) => void = console.log): Promise<number> {
+async function migrateWhenReachable(apply: () => Promise<void>, windowMs: number, log: (line: string) => void = console.log): Promise<number> {
   const started = Date.now();
   for (let attempt = 0; ; attempt++) {
     try {
