@@ -49,7 +49,7 @@ export interface DeliveryJob {
 }
 
 /** What a job becomes after an attempt: done, tried again after a delay, or dead-lettered. */
-export type NextStep = { kind: 'done' } | { kind: 'retry'; job: DeliveryJob; delayMs: number } | { kind: 'dead'; job: DeliveryJob };
+type NextStep = { kind: 'done' } | { kind: 'retry'; job: DeliveryJob; delayMs: number } | { kind: 'dead'; job: DeliveryJob };
 
 /**
  * After an attempt: a 2xx is done; anything else (refused, unknown, unsent)
@@ -66,7 +66,7 @@ export function nextStep(job: DeliveryJob, outcome: PostOutcome, now: Date, retr
 }
 
 /** The part of pg-boss the dispatch uses: an insert that takes the dispatch's own transaction. */
-export interface JobInserter {
+interface JobInserter {
   insert(
     name: string,
     jobs: { data: DeliveryJob }[],
