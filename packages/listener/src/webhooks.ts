@@ -48,6 +48,9 @@ export async function startWebhooks(options: WebhookOptions): Promise<Webhooks> 
     schema: jobSchema,
     max: endpoints.length * deliveryLimits.concurrency + 4,
     application_name: 'hatchery-listener-jobs',
+    // The database's bound on a job's transaction left open by a task that stopped: set once per connection here, where
+    // pg-boss would read pg_settings and set it in each job's transaction (most of the database's time per delivery).
+    options: `-c idle_in_transaction_session_timeout=${(deliveryLimits.expireInSeconds + 5) * 1000}`,
     schedule: false,
     useListenNotify: true,
     // How soon a job held by a task that died is found expired and given to another: its expiry plus at most this.
@@ -77,33 +80,40 @@ export async function startWebhooks(options: WebhookOptions): Promise<Webhooks> 
       : new http.Agent({ keepAlive: true, maxSockets: deliveryLimits.concurrency });
     const queue = deliveryQueue(endpoint.name);
     const workOptions = {
-      localConcurrency: deliveryLimits.concurrency,
       batchSize: 1,
       transactional: true,
+      transactionTimeoutSeconds: 0,
       pollingIntervalSeconds: 1,
       notifyPollingIntervalSeconds: 5,
     } as const;
-    await boss.work<DeliveryJob, void, typeof workOptions>(queue, workOptions, async ([job], tx) => {
-      if (!job) return;
-      const step = await attempt(endpoint, job, agent, options);
-      if (step.kind === 'done') metrics.delivered(endpoint.name);
-      else if (step.kind === 'retry') {
-        metrics.failedAttempt(endpoint.name);
-        await boss.send(queue, step.job, { startAfter: Math.ceil(step.delayMs / 1000), db: tx });
-        log.info(
-          { endpoint: endpoint.name, eventId: job.data.event.id, failures: step.job.failures, reason: step.job.lastFailure, retryInMs: step.delayMs },
-          'webhook delivery failed; it is tried again',
-        );
-      } else {
-        metrics.failedAttempt(endpoint.name);
-        metrics.deadLettered(endpoint.name);
-        await boss.send(deadLetterQueue(endpoint.name), step.job, { db: tx });
-        log.error(
-          { endpoint: endpoint.name, eventId: job.data.event.id, failures: step.job.failures, reason: step.job.lastFailure },
-          'webhook delivery dead-lettered after its retry window',
-        );
-      }
-    });
+    // pg-boss waits out the polling interval after every fetch, and a NOTIFY wakes each worker once: a worker that
+    // settled a job wakes itself to fetch the next at once, so a backlog drains at the workers' pace, and one whose
+    // fetch found none waits for a NOTIFY or the poll. (Its burst options need a batch, or a ready count seconds stale.)
+    for (let worker = 0; worker < deliveryLimits.concurrency; worker++) {
+      let workerId: string | undefined;
+      workerId = await boss.work<DeliveryJob, void, typeof workOptions>(queue, workOptions, async ([job], tx) => {
+        if (!job) return;
+        if (workerId) boss.notifyWorker(workerId);
+        const step = await attempt(endpoint, job, agent, options);
+        if (step.kind === 'done') metrics.delivered(endpoint.name);
+        else if (step.kind === 'retry') {
+          metrics.failedAttempt(endpoint.name);
+          await boss.send(queue, step.job, { startAfter: Math.ceil(step.delayMs / 1000), db: tx });
+          log.info(
+            { endpoint: endpoint.name, eventId: job.data.event.id, failures: step.job.failures, reason: step.job.lastFailure, retryInMs: step.delayMs },
+            'webhook delivery failed; it is tried again',
+          );
+        } else {
+          metrics.failedAttempt(endpoint.name);
+          metrics.deadLettered(endpoint.name);
+          await boss.send(deadLetterQueue(endpoint.name), step.job, { db: tx });
+          log.error(
+            { endpoint: endpoint.name, eventId: job.data.event.id, failures: step.job.failures, reason: step.job.lastFailure },
+            'webhook delivery dead-lettered after its retry window',
+          );
+        }
+      });
+    }
   }
 
   const dispatches = coalesce(async () => {
