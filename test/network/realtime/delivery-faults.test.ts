@@ -5,10 +5,12 @@ import { pino } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
 import { pacer } from '@hatchery/core/realtime/budget';
 import { connectionStore, type ConnectionStore } from '@hatchery/core/realtime/connections';
-import { dynamoClient } from '@hatchery/platform/aws/dynamo';
 import { fanOutLimits, deliverShard, inOnePage, post, type FanOutParts } from '@hatchery/core/realtime/fan-out';
 import type { DeliveryLedger } from '@hatchery/core/realtime/ledger';
-import { hubConnections, managementApiClient, managementSettings, refusalOf } from '@hatchery/platform/aws/management';
+import { shardStopAt } from '@hatchery/platform/aws/deadlines';
+import { dynamoCallers, dynamoClient } from '@hatchery/platform/aws/dynamo';
+import { hubConnections, managementApiClient, refusalOf } from '@hatchery/platform/aws/management';
+import { report, slackMs, timed } from '../../support/pace';
 
 /**
  * The fan-out against a real HTTP server that plays API Gateway's management
@@ -32,6 +34,8 @@ interface ManagementApi {
   applied: Map<string, number>;
   /** Posts answered 429. */
   refused: number;
+  /** The most posts it held at once. */
+  mostAtOnce: number;
   /** Starts the throttle's next one-second window with the next post, as a quiet second would. */
   newWindow(): void;
 }
@@ -47,11 +51,15 @@ async function managementApi({ latencyMs = 0, perSecond = Number.POSITIVE_INFINI
     url: '',
     applied: new Map(),
     refused: 0,
+    mostAtOnce: 0,
     newWindow: () => {
       windowStart = Number.NEGATIVE_INFINITY;
     },
   };
+  let atOnce = 0;
   const server = createServer(async (request, response: ServerResponse) => {
+    api.mostAtOnce = Math.max(api.mostAtOnce, ++atOnce);
+    response.on('close', () => atOnce--);
     for await (const _ of request);
     const id = decodeURIComponent(request.url!.split('/@connections/')[1] ?? '');
     const now = performance.now();
@@ -136,13 +144,15 @@ describe('posts against a slow management API', () => {
     expect(twice(api)).toBe(0);
   });
 
-  it('sends all 20 posts through 2 sockets at 150 ms a post within the post deadline', async () => {
+  it('sends all 20 posts through 2 sockets at 150 ms a post, two at a time, failing none that waited for its socket', async () => {
     const api = await managementApi({ latencyMs: 150 });
     const connections = hubConnections(managementApiClient(api.url, 2), 2);
-    const started = Date.now();
-    const delivery = await post(inOnePage(ids(20)), frame, { store: storeOf([]), connections, concurrency: 20, log, pace: pacer(0) });
+    const { value: delivery, ms } = await timed(() =>
+      post(inOnePage(ids(20)), frame, { store: storeOf([]), connections, concurrency: 20, log, pace: pacer(0) }),
+    );
     expect(delivery).toMatchObject({ sent: 20, failed: 0, skipped: 0 });
-    expect(Date.now() - started).toBeLessThan(managementSettings.deadlineMs);
+    expect(api.mostAtOnce).toBe(2);
+    report(`20 posts through 2 sockets at 150 ms a post: ${Math.round(ms)} ms (ten rounds: ${10 * 150} ms)`);
   });
 });
 
@@ -192,14 +202,16 @@ describe('posts refused by an outside throttle', () => {
     const store = connectionStore({ client: dynamoClient({ endpoint: `http://127.0.0.1:${(dynamoDb.address() as AddressInfo).port}` }), table: 'hatchery' });
     const pace = pacer(0);
     const connections = hubConnections(managementApiClient(api.url, 4, { paced: true }), 4);
-    const started = performance.now();
-    const delivery = await post(inOnePage(['Gone1=', ...ids(20)]), frame, { store, connections, concurrency: 1, log, pace });
+    // The same 20 posts with no gone connection among them, for how long the posts alone take on this machine now.
+    const alone = await timed(() => post(inOnePage(ids(20, 'Alone')), frame, { store, connections, concurrency: 1, log, pace }));
+    const { value: delivery, ms, lagMs } = await timed(() => post(inOnePage(['Gone1=', ...ids(20)]), frame, { store, connections, concurrency: 1, log, pace }));
     expect(delivery).toMatchObject({ sent: 20, gone: 1, failed: 0, skipped: 0 });
     expect(pace.throttles).toBe(0);
     expect(deletes).toBeGreaterThan(0);
-    // The SDK's own retries of the throttled removal (its 1 s throttling base) are all it waits: no pacer pause on top.
-    expect(performance.now() - started).toBeLessThan(5_000);
-    expect(api.applied.size).toBe(20);
+    // The SDK's own retries of the throttled removal (its 1 s throttling base), within the records' deadline, are all
+    // it waits beside the posts: no pacer pause on top.
+    expect(ms).toBeLessThan(dynamoCallers.records.deadlineMs + alone.ms + slackMs({ lagMs: Math.max(lagMs, alone.lagMs) }));
+    expect(api.applied.size).toBe(40);
   });
 
   it('tells API Gateway’s 429 and a post that never left from a failure that may hide a delivery', () => {
@@ -218,16 +230,22 @@ describe('a shard under its deadline', () => {
     const api = await managementApi({ perSecond: 40 });
     const connections = hubConnections(managementApiClient(api.url, 64, { paced: true }), 64);
     const recipients = ids(300);
-    const started = Date.now();
     // A 6 s Lambda timeout less the 2 s margin: posting stops 4 s in, at 100 posts a second against an API allowing 40.
-    const stopAt = started + 4_000;
-    const delivery = await deliverShard(
-      { event: 'marketChanged#1', shard: 0, frame, postsPerSecond: 100 },
-      { store: storeOf(recipients), connections, concurrency: 64, log, pace: pacer(0) },
-      memoryLedger(),
-      stopAt,
+    const timeoutMs = 6_000;
+    const {
+      value: delivery,
+      ms,
+      lagMs,
+    } = await timed(() =>
+      deliverShard(
+        { event: 'marketChanged#1', shard: 0, frame, postsPerSecond: 100 },
+        { store: storeOf(recipients), connections, concurrency: 64, log, pace: pacer(0) },
+        memoryLedger(),
+        shardStopAt(timeoutMs),
+      ),
     );
-    expect(Date.now() - started).toBeLessThan(6_000);
+    // The calls it started before its stop end within the margin, on timers as late as the machine's lag makes them.
+    expect(ms).toBeLessThan(timeoutMs + slackMs({ lagMs }));
     expect(delivery.sent + delivery.skipped + delivery.failed).toBe(300);
     expect(delivery.sent).toBe(api.applied.size);
     expect(twice(api)).toBe(0);
@@ -240,17 +258,18 @@ describe('a shard under its deadline', () => {
     const ledger = memoryLedger();
     const job = { event: 'marketChanged#7', shard: 3, frame, postsPerSecond: 400 };
     const parts = { store: storeOf(recipients), connections, concurrency: 64, log };
-    // The first invocation is cut short (its deadline stands in for Lambda's timeout), the retries carry on from its claims.
+    // The first invocation is cut short (its deadline stands in for Lambda's timeout), the retries carry on from its
+    // claims; theirs, 5 times what 2,000 posts at 400 a second take, only end one that hangs.
     const first = await deliverShard(job, { ...parts, pace: pacer(0) }, ledger, Date.now() + 1_000);
     expect(first.sent).toBeGreaterThan(0);
     expect(first.sent).toBeLessThan(2_000);
-    const second = await deliverShard(job, { ...parts, pace: pacer(0) }, ledger, Date.now() + 10_000);
+    const second = await deliverShard(job, { ...parts, pace: pacer(0) }, ledger, Date.now() + 25_000);
     expect(twice(api)).toBe(0);
     expect(first.sent + second.sent).toBe(api.applied.size);
     // What the first claimed but never posted is lost, never sent twice: at most the run it was posting, the next one (claimed while it posted) and one taken ahead.
     expect(2_000 - api.applied.size).toBeLessThanOrEqual(3 * fanOutLimits.claimRun);
-    const third = await deliverShard(job, { ...parts, pace: pacer(0) }, ledger, Date.now() + 10_000);
+    const third = await deliverShard(job, { ...parts, pace: pacer(0) }, ledger, Date.now() + 25_000);
     expect(third.sent).toBe(0);
     expect(twice(api)).toBe(0);
-  });
+  }, 60_000);
 });

@@ -96,6 +96,24 @@ async function lockHolder(): Promise<number | undefined> {
 
 const until = (check: () => unknown, timeout = 10_000) => vi.waitFor(() => expect(check()).toBeTruthy(), { timeout, interval: 10 });
 
+/** Until the standby (the lock session that does not hold the lock) has asked for it `times` more times, seen in pg_stat_activity. */
+async function untilAsked(times: number): Promise<void> {
+  const holder = await lockHolder();
+  const [standby] = (await backends('')).filter((pid) => pid !== holder);
+  const asks = new Set<string>();
+  await vi.waitFor(
+    async () => {
+      const { rows } = await admin.query<{ started: string }>(
+        `SELECT query_start::text AS started FROM pg_stat_activity WHERE pid = $1 AND query LIKE '%pg_try_advisory_lock%'`,
+        [standby],
+      );
+      if (rows[0]) asks.add(rows[0].started);
+      expect(asks.size).toBeGreaterThan(times);
+    },
+    { timeout: 10_000, interval: 10 },
+  );
+}
+
 describe('the leader session', () => {
   it('leads alone: a second session waits as a standby while the first holds the lock', async () => {
     const first = candidate();
@@ -103,8 +121,8 @@ describe('the leader session', () => {
     expect(first.lines.map((line) => line.msg)).toContain('listener is leading');
     const second = candidate();
     await until(() => second.session.sessions === 1);
-    // A standby asks for the lock each poll; ten of them go by without it.
-    await new Promise((resolve) => setTimeout(resolve, 10 * pollMs));
+    // A standby asks for the lock each poll: once it has asked and been refused three times over, it has not led.
+    await untilAsked(3);
     expect(second.session.leading).toBe(false);
     expect(second.terms).toEqual([]);
     // The lock's session is the first's, the market session only the leader opens.
