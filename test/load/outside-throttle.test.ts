@@ -6,6 +6,7 @@ import { hubPath } from '@hatchery/functions/routes/realtime';
 import { startChild, type Child } from '../support/child';
 import { isHandshakeAnswer, managementProxy, type ManagementProxy } from '../support/management-proxy';
 import { startTestStack, type TestStack } from '../support/stack';
+import { load } from '../support/pace';
 import { crowdMain, type CrowdReport } from '../stack/realtime/crowd';
 import { indexer, sleep, waitFor } from '../stack/realtime/support';
 
@@ -173,6 +174,7 @@ async function busyMarket(options: { budget: number; throttlePerSecond: number; 
       duplicates: outcome.duplicates,
       finalAfterQuietMs: Math.round(outcome.lastArrival - quietAt),
       listener: listener.stats(),
+      load: load(),
     };
     console.log(JSON.stringify(figures));
     return figures;
@@ -193,8 +195,10 @@ describe('5,000 clients behind an outside throttle on the management API', () =>
     expect(figures.duplicates).toBe(0);
   }, 300_000);
 
-  it('budget off, 1,000 posts a second let through: every client ends on the final listings, none gets a frame twice', async () => {
-    const figures = await busyMarket({ budget: 0, throttlePerSecond: 1_000 });
+  // A rate well below what the listener posts unpaced even on a loaded machine, so the throttle refuses some: at 1,000 a
+  // second a loaded machine's posts never reached it, and the scenario proved nothing.
+  it('budget off, 250 posts a second let through: every client ends on the final listings, none gets a frame twice', async () => {
+    const figures = await busyMarket({ budget: 0, throttlePerSecond: 250 });
     expect(figures.refusedDuringRun, 'the throttle refused posts').toBeGreaterThan(0);
     expect(figures.behind).toBe(0);
     expect(figures.duplicates).toBe(0);

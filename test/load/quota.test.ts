@@ -11,6 +11,7 @@ import { inOnePage, post } from '@hatchery/core/realtime/fan-out';
 import { refusalOf, type HubConnections } from '@hatchery/platform/aws/management';
 import { hubPath } from '@hatchery/functions/routes/realtime';
 import { startChild, type Child } from '../support/child';
+import { load, settlesAtOnce } from '../support/pace';
 import { startTestStack, type TestStack } from '../support/stack';
 import { crowdMain, type CrowdReport as Report } from '../stack/realtime/crowd';
 import { indexer, sleep, waitFor, wallet } from '../stack/realtime/support';
@@ -108,10 +109,9 @@ describe('the fan-out budget’s parts', () => {
     const started = performance.now();
     for (let i = 0; i < 41; i++) await paced.take();
     expect(performance.now() - started).toBeGreaterThanOrEqual(195);
+    // A burst of 5 goes without waiting on a timer, however slow the machine.
     const bursting = pacer(10, 5);
-    const burstStarted = performance.now();
-    for (let i = 0; i < 5; i++) await bursting.take();
-    expect(performance.now() - burstStarted).toBeLessThan(50);
+    for (let i = 0; i < 5; i++) expect(await settlesAtOnce(bursting.take()), `post ${i + 1} of the burst`).toBe(true);
     paced.throttled(retryAfterMs({ name: 'LimitExceededException', $response: { headers: { 'retry-after': '1' } } }));
     const pausedAt = performance.now();
     await paced.take();
@@ -190,7 +190,7 @@ describe('the local gateway’s model of the throttle', () => {
   });
 
   it('a paced fan-out answered 429 by a throttled management API slows down and tries again, and reaches everyone once', async () => {
-    const clients = [];
+    const clients: Awaited<ReturnType<typeof handshaken>>[] = [];
     for (let i = 0; i < 10; i++) clients.push(await handshaken(url()));
     stack.quota.configure({ perSecond: 20, burst: 5 });
     // The SDK's client with no retries of its own, so every 429 reaches the fan-out's pacer.
@@ -218,7 +218,14 @@ describe('the local gateway’s model of the throttle', () => {
       );
       expect(delivery).toEqual({ sent: 10, gone: 0, failed: 0, skipped: 0 });
       expect(paced.throttles).toBeGreaterThan(0);
-      await sleep(100);
+      // Then one last frame to each, past the throttle: a connection's frames come in order, so once it has that one, it
+      // has every frame the fan-out's posts sent it.
+      stack.quota.configure(quota);
+      for (const client of clients) {
+        const last = await fetch(`${stack.url}/@connections/${encodeURIComponent(client.id)}`, { method: 'POST', body: 'last' });
+        expect(last.status).toBe(200);
+      }
+      await waitFor(() => clients.every((client) => client.frames.includes('last')), 'the last frame at every client');
       for (const client of clients) expect(client.frames.filter((frame) => frame.includes('marketChanged'))).toHaveLength(1);
     } finally {
       sdk.destroy();
@@ -236,6 +243,11 @@ describe('realtime inside the account’s API Gateway quota (scaled down: 1,000 
     expect(connected).toBe(audience);
     const wallet = await watchWallet(url);
     await stack.listener!.idle();
+    // The machine's pace for the bounds below: a forgeFulfilled to the watched wallet with the market quiet.
+    const { requestId: idleRequest } = await writes.fulfilFor(watched);
+    const idleCommittedAt = wallMs();
+    await waitFor(() => wallet.arrivals.has(idleRequest), 'the forgeFulfilled with the market quiet', 30_000);
+    const idleForgeMs = wallet.arrivals.get(idleRequest)! - idleCommittedAt;
     await sleep(2_000);
     stack.quota.reset();
 
@@ -263,10 +275,15 @@ describe('realtime inside the account’s API Gateway quota (scaled down: 1,000 
     // One broadcast takes the audience at the broadcast budget; the one in flight when the market went quiet ends first.
     const shares = budgetShares({ postsPerSecond: budget, minIntervalMs: config().FANOUT_MIN_INTERVAL_MS })!;
     const broadcastMs = (audience / shares.broadcast) * 1000;
-    const boundMs = 2 * broadcastMs + config().FANOUT_MIN_INTERVAL_MS + 3_000;
+    // Beyond the broadcasts, 3 s, or ten times the quiet forgeFulfilled on a machine so loaded that those take longer.
+    const marginMs = Math.max(3_000, 10 * idleForgeMs);
+    const boundMs = 2 * broadcastMs + config().FANOUT_MIN_INTERVAL_MS + marginMs;
+    // A forgeFulfilled never waits behind a broadcast: 2 s, or ten times the quiet one, whichever is longer.
+    const forgeBoundMs = Math.max(2_000, 10 * idleForgeMs);
     const report = async () => clients.request<Report>({ cmd: 'report', final }, 'report');
     let outcome = await report();
-    for (const deadline = quietAt + boundMs + 10_000; outcome.behind > 0 && wallMs() < deadline; outcome = await report()) await sleep(500);
+    // Waits for every client's last marketChanged; the deadline only ends a run that never drains.
+    for (const deadline = quietAt + 2 * boundMs; outcome.behind > 0 && wallMs() < deadline; outcome = await report()) await sleep(500);
 
     const throttled = statuses.filter((status) => status === 429).length;
     const latencies = fulfilments.map(({ requestId, committedAt }) => (wallet.arrivals.get(requestId) ?? Infinity) - committedAt);
@@ -277,6 +294,8 @@ describe('realtime inside the account’s API Gateway quota (scaled down: 1,000 
         requests: statuses.length,
         throttled,
         forgeLatenciesMs: latencies.map(Math.round),
+        forgeBoundMs: Math.round(forgeBoundMs),
+        idleForgeMs: Math.round(idleForgeMs),
         postsPerSecondMax: Math.max(...posts.map(([, count]) => count)),
         behind,
         finalAfterQuietMs: Math.round(lastArrival - quietAt),
@@ -286,6 +305,7 @@ describe('realtime inside the account’s API Gateway quota (scaled down: 1,000 
         clientProcess: { cpuSeconds: Math.round(outcome.cost.cpuSeconds), rssMb: Math.round(outcome.cost.rssMb) },
         quota: stack.quota.stats(),
         listener: stack.listener!.stats(),
+        load: load(),
       }),
     );
     wallet.close();
@@ -293,7 +313,7 @@ describe('realtime inside the account’s API Gateway quota (scaled down: 1,000 
     expect(statuses.length).toBeGreaterThanOrEqual(2_900);
     expect(throttled / statuses.length).toBeLessThan(0.01);
     expect(fulfilments).toHaveLength(6);
-    for (const latency of latencies) expect(latency).toBeLessThan(2_000);
+    for (const latency of latencies) expect(latency).toBeLessThan(forgeBoundMs);
     // Whole seconds inside the run: the listener's posts and every shard's together, within the budget (10% for the seconds' edges).
     expect(posts.length).toBeGreaterThanOrEqual(runMs / 1000 - 1);
     for (const [, count] of posts) expect(count).toBeLessThanOrEqual(budget * 1.1);

@@ -3,7 +3,9 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { deliveryLimits } from '@hatchery/core/webhooks/delivery';
 import { advanceCheckpoint, demoSizes } from '@hatchery/local/demo-data';
+import { report } from '../../support/pace';
 import { startTestStack, type TestStack } from '../../support/stack';
 import { indexer, waitFor, wallet } from '../realtime/support';
 
@@ -81,10 +83,11 @@ describe('webhooks', () => {
     const fulfilment = await writes.fulfilFor(buyer);
     await waitFor(() => receivers.good.received.length === 1, 'the healthy endpoint’s delivery');
     const [delivery] = receivers.good.received;
-    console.log(
-      `a fulfilment reached a latest endpoint ${delivery!.at - written} ms after it was written (load ${(await import('node:os')).loadavg()[0]!.toFixed(2)})`,
-    );
-    expect(delivery!.at - written).toBeLessThan(2_000 + 3_000);
+    report(`a fulfilment reached a latest endpoint ${delivery!.at - written} ms after it was written`);
+    // Whatever the others do: it came while the hanging endpoint's first attempt, handed on in the same pass, still
+    // had its timeout to run, so it never waited behind that attempt.
+    await waitFor(() => receivers.hang.received.length >= 1, 'the hanging endpoint’s first attempt');
+    expect(delivery!.at).toBeLessThan(receivers.hang.received[0]!.at + deliveryLimits.timeoutMs);
     // Each secret of the rotation verifies it alone; a changed body, an old timestamp, another secret do not.
     const headers = delivery!.headers as Record<string, string>;
     for (const secret of secrets) expect(new Webhook(secret).verify(delivery!.body, headers)).toMatchObject({ type: 'forge.fulfilled' });

@@ -522,8 +522,8 @@ describe.each<Layout>(['direct', 'views'])('Ponder, %s layout', (layout) => {
     expect([safe.transactionIndex, safe.eventType, safe.eventIndex]).toEqual([9_999_999_999_999_999n, 9, 9_999_999_999_999_999n]);
     // At least one `[]` per mined block (the views layout sometimes sends one more under load), and nothing named:
     // finalizing notifies nothing.
-    await new Promise((resolve) => setTimeout(resolve, 300));
     for (const channel of channels) {
+      await notifications.waitFor(channel, seen + Number(head - from));
       const payloads = notifications.payloads(channel).slice(seen);
       expect(payloads.filter((payload) => payload.length > 0)).toEqual([]);
       expect(payloads.length).toBeGreaterThanOrEqual(Number(head - from));

@@ -3,6 +3,7 @@ import { createIndexerSchema } from '@hatchery/core/indexer/schema';
 import { connectionStore } from '@hatchery/core/realtime/connections';
 import { connectEvents, eventsKeepAliveMs, eventsServerTimeoutMs } from '../../../packages/client/src/events';
 import type { NegotiateResponse } from '@hatchery/platform/signalr/protocol';
+import { slackMs, slowestOf, watchLag } from '../../support/pace';
 import { startTestStack, type TestStack } from '../../support/stack';
 import { anyVersion, connectHub, indexer, record, sleep, waitFor, wallet, type Hub } from './support';
 import { webSocketApiQuotas } from '@hatchery/platform/aws/websocket-api';
@@ -17,6 +18,21 @@ const open = async (options: Parameters<typeof connectHub>[1] = {}) => {
   hubs.push(hub);
   return hub;
 };
+
+/**
+ * A server timeout short against the 9-minute default, and long against this machine's pace now: 500 ms, or ten of
+ * the hub's round trips (the slowest of a few Subscribe calls) when those take longer. A ping's answer is one such
+ * round trip.
+ */
+async function shortServerTimeout(): Promise<{ serverTimeoutMs: number; roundTripMs: number }> {
+  const hub = await open();
+  try {
+    const roundTripMs = await slowestOf(() => hub.invoke('Subscribe', wallet(95)));
+    return { serverTimeoutMs: Math.max(500, 10 * roundTripMs), roundTripMs };
+  } finally {
+    await hub.stop();
+  }
+}
 
 beforeAll(async () => {
   // The stack starts with no indexer schema at all: its listener must stay silent until the tables appear.
@@ -58,8 +74,11 @@ describe('events before the indexer has created its tables', () => {
   it('sends nothing while the schema is missing, then marketChanged once listings appear', async () => {
     const hub = await open();
     const market = record(hub, 'marketChanged');
+    const readsBefore = stack.listener!.stats().reads;
     stack.listener!.poke();
-    await sleep(300);
+    // Once the poke's read is done and anything it would send has been sent, nothing came.
+    await waitFor(() => stack.listener!.stats().reads > readsBefore, 'the read the poke asked for');
+    await stack.listener!.idle();
     expect(market).toEqual([]);
     expect(stack.listener!.stats().failedReads).toBe(0);
 
@@ -141,11 +160,12 @@ describe.each([
   });
 
   it('answers the client’s pings, so a short server timeout never fires', async () => {
-    // The client pings every 100 ms and gives up after 500 ms without a message from the server.
-    const hub = await open({ skipNegotiation, keepAliveMs: 100, serverTimeoutMs: 500 });
+    // The client pings every 100 ms and gives up after its short server timeout without a message from the server.
+    const { serverTimeoutMs } = await shortServerTimeout();
+    const hub = await open({ skipNegotiation, keepAliveMs: 100, serverTimeoutMs });
     let closed: Error | undefined;
     hub.onclose((error) => (closed = error ?? new Error('closed')));
-    await sleep(1_500);
+    await sleep(3 * serverTimeoutMs);
     expect(closed).toBeUndefined();
     expect(hub.state).toBe('Connected');
   });
@@ -176,21 +196,24 @@ describe('the typed client’s keepalive', () => {
 
   it('stays connected across several keepalive periods, and knows the hub dead within its server timeout once it stops answering', async () => {
     const before = new Set(stack.hub.connections.keys());
-    const events = await connectEvents({ baseUrl: stack.url, keepAliveMs: 100, serverTimeoutMs: 500, reconnectDelaysMs: [60_000] });
+    const { serverTimeoutMs, roundTripMs } = await shortServerTimeout();
+    const events = await connectEvents({ baseUrl: stack.url, keepAliveMs: 100, serverTimeoutMs, reconnectDelaysMs: [60_000] });
     try {
       const connection = events.connection as unknown as Hub;
       let lost: number | undefined;
       connection.onreconnecting(() => (lost ??= Date.now()));
-      await sleep(1_500);
+      await sleep(3 * serverTimeoutMs);
       expect(lost).toBeUndefined();
       expect(connection.state).toBe('Connected');
 
       // The hub's side of the connection stops reading: no ping is answered, and the socket stays open.
       const id = [...stack.hub.connections.keys()].find((key) => !before.has(key))!;
+      const lag = watchLag();
       const stoppedAt = Date.now();
       stack.hub.connections.get(id)!.socket.pause();
-      await waitFor(() => lost !== undefined, 'the client to call the connection dead', 5_000);
-      expect(lost! - stoppedAt).toBeLessThanOrEqual(500 + 250);
+      await waitFor(() => lost !== undefined, 'the client to call the connection dead', 4 * serverTimeoutMs);
+      // Its timer runs from the last message, which a ping answered just before the pause may bring a round trip late.
+      expect(lost! - stoppedAt).toBeLessThanOrEqual(serverTimeoutMs + slackMs({ lagMs: lag.stop(), roundTripMs }));
     } finally {
       await events.close();
     }
