@@ -1,9 +1,8 @@
-import pg from 'pg';
 import { appendDetectedEvents, type AppendOutcome } from '@hatchery/core/events/log-writer';
 import { deleteExpiredEvents } from '@hatchery/core/events/retention';
 import type { Logger } from '@hatchery/platform/telemetry/logger';
 import { coalesce } from './coalesce';
-import { sessionConfig } from './leader-session';
+import { sessionPool } from './leader-session';
 
 export interface EventLogTiming {
   /** How long an event is kept (EVENT_RETENTION_DAYS). */
@@ -33,8 +32,7 @@ export function keepEventLog(
   options: { timing: EventLogTiming; log: Logger; written: (outcome: AppendOutcome | 'failed') => void },
 ): EventLogKeeper {
   const { timing, log, written } = options;
-  const sessions = new pg.Pool({ ...sessionConfig(databaseUrl, '-events'), max: 2, idleTimeoutMillis: 0 });
-  sessions.on('error', (error) => log.warn({ err: error.message }, 'listener event log session failed'));
+  const sessions = sessionPool(databaseUrl, '-events', { max: 2, idleTimeoutMillis: 0 }, log);
   let stopped = false;
   let ownersChanged = true;
   let ownersComparedAt = Number.NEGATIVE_INFINITY;

@@ -41,6 +41,18 @@ export function sessionConfig(databaseUrl: string, role: string): pg.ClientConfi
 }
 
 /**
+ * A pool of the listener's sessions for `role`: a lost server is logged, never fatal. pg emits a lost connection on the
+ * pool for an idle client and on the client itself for one checked out, whose statement in flight fails with it (and
+ * is handled by its caller): an 'error' event nobody listens for would end the process.
+ */
+export function sessionPool(databaseUrl: string, role: string, options: { max: number; idleTimeoutMillis: number }, log: Logger): pg.Pool {
+  const pool = new pg.Pool({ ...sessionConfig(databaseUrl, role), ...options });
+  pool.on('error', (error) => log.warn({ err: error.message, role }, 'a listener session failed'));
+  pool.on('connect', (client) => client.on('error', () => undefined));
+  return pool;
+}
+
+/**
  * Leadership over the database (docs/realtime.md): open a session, wait as a
  * standby until the advisory lock is ours, open the market session, LISTEN,
  * and lead until either session ends; then wait the reconnect delay and start

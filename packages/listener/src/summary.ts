@@ -1,9 +1,8 @@
-import pg from 'pg';
 import { storeSummary } from '@hatchery/core/indexer/summary-store';
 import type { Queryable } from '@hatchery/core/db';
 import type { Logger } from '@hatchery/platform/telemetry/logger';
 import { coalesce } from './coalesce';
-import { sessionConfig } from './leader-session';
+import { sessionPool } from './leader-session';
 
 export interface SummaryTiming {
   /** The least time between two sums while notifications name a summed table. */
@@ -99,8 +98,7 @@ export function keepSummary(options: {
  * event's). Stopping the keeper ends the session.
  */
 export function keepSummaryOnSession(databaseUrl: string, options: Omit<Parameters<typeof keepSummary>[0], 'session'>): SummaryKeeper {
-  const session = new pg.Pool({ ...sessionConfig(databaseUrl, '-summary'), max: 1, idleTimeoutMillis: 0 });
-  session.on('error', (error) => options.log.warn({ err: error.message }, 'listener summary session failed'));
+  const session = sessionPool(databaseUrl, '-summary', { max: 1, idleTimeoutMillis: 0 }, options.log);
   const keeper = keepSummary({ ...options, session });
   return {
     ...keeper,

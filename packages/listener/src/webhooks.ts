@@ -1,6 +1,5 @@
 import http from 'node:http';
 import https from 'node:https';
-import pg from 'pg';
 import { PgBoss, type Job } from 'pg-boss';
 import { coveredBlock } from '@hatchery/core/events/replay';
 import { readFreshness } from '@hatchery/core/indexer/freshness-read';
@@ -10,10 +9,10 @@ import { postWebhook } from '@hatchery/core/webhooks/post';
 import { webhookHeaders } from '@hatchery/core/webhooks/signature';
 import type { Logger } from '@hatchery/platform/telemetry/logger';
 import { coalesce } from './coalesce';
-import { sessionConfig } from './leader-session';
+import { sessionPool } from './leader-session';
 import type { WebhookMetrics } from './metrics';
 
-export interface WebhookOptions {
+interface WebhookOptions {
   databaseUrl: string;
   endpoints: readonly WebhookEndpoint[];
   /** False on the local stack: private and loopback receivers are allowed there (docs/webhooks.md). */
@@ -71,8 +70,7 @@ export async function startWebhooks(options: WebhookOptions): Promise<Webhooks> 
     await boss.createQueue(deadLetterQueue(endpoint.name), { retentionSeconds: 365 * 86_400 });
   }
 
-  const sessions = new pg.Pool({ ...sessionConfig(options.databaseUrl, '-webhooks'), max: 2, idleTimeoutMillis: 10_000 });
-  sessions.on('error', (error) => log.warn({ err: error.message }, 'listener webhook session failed'));
+  const sessions = sessionPool(options.databaseUrl, '-webhooks', { max: 2, idleTimeoutMillis: 10_000 }, log);
 
   for (const endpoint of endpoints) {
     const agent = endpoint.url.startsWith('https:')
