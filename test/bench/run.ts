@@ -27,6 +27,8 @@ const sections: Record<string, BenchSection> = {
   pings: (context) => import('./pings').then(({ pingsBench }) => pingsBench(context)),
   warm: (context) => import('./warm').then(({ warmBench }) => warmBench(context)),
   throughput: (context) => import('./throughput').then(({ throughputBench }) => throughputBench(context)),
+  webhooks: (context) => import('./webhooks').then(({ webhooksBench }) => webhooksBench(context)),
+  replay: (context) => import('./replay').then(({ replayBench }) => replayBench(context)),
   // Last: it stops the stack's listener for listeners of its own.
   quota: (context) => import('./quota').then(({ quotaBench }) => quotaBench(context)),
 };
@@ -43,6 +45,8 @@ Object.assign(process.env, {
   FANOUT_POSTS_PER_SECOND: process.env.FANOUT_POSTS_PER_SECOND ?? '0',
   FANOUT_MIN_INTERVAL_MS: process.env.FANOUT_MIN_INTERVAL_MS ?? '0',
 });
+// BENCH_WEBHOOKS=1: the stack's listener delivers every event to a receiver of its own, as a stage with an endpoint does.
+const stackReceivers = process.env.BENCH_WEBHOOKS === '1' ? await import('./webhooks').then(({ stackEndpoint }) => stackEndpoint()) : undefined;
 const dataDir = process.env.BENCH_DATA_DIR ?? (await mkdtemp(join(tmpdir(), 'hatchery-bench-')));
 console.log(`Load average ${loadAverage()} before the bench; loading the bench dataset (${JSON.stringify(demoSizes.bench)}) into ${dataDir} …`);
 const loadStarted = performance.now();
@@ -60,6 +64,7 @@ try {
 } finally {
   await sql.end();
   await stack.stop();
+  stackReceivers?.child.close();
   if (!process.env.BENCH_DATA_DIR) await rm(dataDir, { recursive: true, force: true });
 }
 process.exit(0);
