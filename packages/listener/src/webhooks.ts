@@ -78,37 +78,39 @@ export async function startWebhooks(options: WebhookOptions): Promise<Webhooks> 
       : new http.Agent({ keepAlive: true, maxSockets: deliveryLimits.concurrency });
     const queue = deliveryQueue(endpoint.name);
     const workOptions = {
-      batchSize: 1,
+      batchSize: deliveryLimits.batch,
       transactional: true,
       transactionTimeoutSeconds: 0,
       pollingIntervalSeconds: 1,
       notifyPollingIntervalSeconds: 5,
+      // While a fetch comes back full there is a backlog: fetch again at once rather than after the poll.
+      burstWhenBatchFull: true,
     } as const;
-    // pg-boss waits out the polling interval after every fetch, and a NOTIFY wakes each worker once: a worker that
-    // settled a job wakes itself to fetch the next at once, so a backlog drains at the workers' pace, and one whose
-    // fetch found none waits for a NOTIFY or the poll. (Its burst options need a batch, or a ready count seconds stale.)
-    for (let worker = 0; worker < deliveryLimits.concurrency; worker++) {
-      let workerId: string | undefined;
-      workerId = await boss.work<DeliveryJob, void, typeof workOptions>(queue, workOptions, async ([job], tx) => {
-        if (!job) return;
-        if (workerId) boss.notifyWorker(workerId);
-        const step = await attempt(endpoint, job, agent, options);
-        if (step.kind === 'done') metrics.delivered(endpoint.name);
-        else if (step.kind === 'retry') {
-          metrics.failedAttempt(endpoint.name);
-          await boss.send(queue, step.job, { startAfter: Math.ceil(step.delayMs / 1000), db: tx });
-          log.info(
-            { endpoint: endpoint.name, eventId: job.data.event.id, failures: step.job.failures, reason: step.job.lastFailure, retryInMs: step.delayMs },
-            'webhook delivery failed; it is tried again',
-          );
-        } else {
-          metrics.failedAttempt(endpoint.name);
-          metrics.deadLettered(endpoint.name);
-          await boss.send(deadLetterQueue(endpoint.name), step.job, { db: tx });
-          log.error(
-            { endpoint: endpoint.name, eventId: job.data.event.id, failures: step.job.failures, reason: step.job.lastFailure },
-            'webhook delivery dead-lettered after its retry window',
-          );
+    // A batch's attempts run at once and settle in the one transaction pg-boss holds the batch in: the database's cost
+    // of a delivery (fetch, begin, complete, commit) is shared by the batch. Every job of it completes; one that failed
+    // is queued again, or dead-lettered, in that transaction.
+    for (let worker = 0; worker < deliveryLimits.concurrency / deliveryLimits.batch; worker++) {
+      await boss.work<DeliveryJob, void, typeof workOptions>(queue, workOptions, async (jobs, tx) => {
+        const steps = await Promise.all(jobs.map((job) => attempt(endpoint, job, agent, options)));
+        for (const [index, step] of steps.entries()) {
+          const eventId = jobs[index]!.data.event.id;
+          if (step.kind === 'done') metrics.delivered(endpoint.name);
+          else if (step.kind === 'retry') {
+            metrics.failedAttempt(endpoint.name);
+            await boss.send(queue, step.job, { startAfter: Math.ceil(step.delayMs / 1000), db: tx });
+            log.info(
+              { endpoint: endpoint.name, eventId, failures: step.job.failures, reason: step.job.lastFailure, retryInMs: step.delayMs },
+              'webhook delivery failed; it is tried again',
+            );
+          } else {
+            metrics.failedAttempt(endpoint.name);
+            metrics.deadLettered(endpoint.name);
+            await boss.send(deadLetterQueue(endpoint.name), step.job, { db: tx });
+            log.error(
+              { endpoint: endpoint.name, eventId, failures: step.job.failures, reason: step.job.lastFailure },
+              'webhook delivery dead-lettered after its retry window',
+            );
+          }
         }
       });
     }

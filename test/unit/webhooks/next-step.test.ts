@@ -54,3 +54,10 @@ describe('a delivery’s bounds', () => {
     expect(deliveryLimits.expireInSeconds * 1000).toBeGreaterThanOrEqual(2 * deliveryLimits.timeoutMs);
   });
 });
+
+describe('an endpoint’s workers', () => {
+  it('take whole batches: the attempts in flight are a whole number of them', () => {
+    expect(deliveryLimits.concurrency % deliveryLimits.batch).toBe(0);
+    expect(deliveryLimits.batch).toBeGreaterThan(1);
+  });
+});

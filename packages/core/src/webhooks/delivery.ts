@@ -28,7 +28,9 @@ export const deliveryLimits = {
   /** Of an answer, only this much is read: a receiver's status is all that counts. */
   maxResponseBytes: 4_096,
   /** Attempts in flight per endpoint and process. */
-  concurrency: 8,
+  concurrency: 16,
+  /** Jobs a worker takes at once, attempted together and settled in one transaction. */
+  batch: 8,
   /** A job held this long by a worker that died is given to another (pg-boss's expiry): twice an attempt's longest. */
   expireInSeconds: 20,
   /** How often expired jobs are looked for. */
