@@ -1,9 +1,19 @@
 import http from 'node:http';
 import https from 'node:https';
+import { setTimeout } from 'node:timers/promises';
 import { PgBoss, type Job } from 'pg-boss';
 import { coveredBlock } from '@hatchery/core/events/replay';
 import { readFreshness } from '@hatchery/core/indexer/freshness-read';
-import { deadLetterQueue, deliveryLimits, deliveryQueue, dispatchEvents, jobSchema, nextStep, type DeliveryJob } from '@hatchery/core/webhooks/delivery';
+import {
+  deadLetterQueue,
+  deliveryLimits,
+  endpointHealth,
+  deliveryQueue,
+  dispatchEvents,
+  jobSchema,
+  nextStep,
+  type DeliveryJob,
+} from '@hatchery/core/webhooks/delivery';
 import type { WebhookEndpoint } from '@hatchery/core/webhooks/endpoints';
 import { postWebhook } from '@hatchery/core/webhooks/post';
 import { webhookHeaders } from '@hatchery/core/webhooks/signature';
@@ -89,9 +99,13 @@ export async function startWebhooks(options: WebhookOptions): Promise<Webhooks> 
     // A batch's attempts run at once and settle in the one transaction pg-boss holds the batch in: the database's cost
     // of a delivery (fetch, begin, complete, commit) is shared by the batch. Every job of it completes; one that failed
     // is queued again, or dead-lettered, in that transaction.
+    const health = endpointHealth();
     for (let worker = 0; worker < deliveryLimits.concurrency / deliveryLimits.batch; worker++) {
       await boss.work<DeliveryJob, void, typeof workOptions>(queue, workOptions, async (jobs, tx) => {
+        const pauseMs = health.pauseMs();
+        if (pauseMs) await setTimeout(pauseMs);
         const steps = await Promise.all(jobs.map((job) => attempt(endpoint, job, agent, options)));
+        health.settled(steps.some((step) => step.kind === 'done'));
         for (const [index, step] of steps.entries()) {
           const eventId = jobs[index]!.data.event.id;
           if (step.kind === 'done') metrics.delivered(endpoint.name);

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { deliveryLimits, nextStep, type DeliveryJob } from '@hatchery/core/webhooks/delivery';
+import { deliveryLimits, endpointHealth, nextStep, type DeliveryJob } from '@hatchery/core/webhooks/delivery';
 
 const job: DeliveryJob = {
   event: {
@@ -52,6 +52,8 @@ describe('a delivery’s bounds', () => {
   it('give a job held by a task that died to another only once its attempt must have ended, and connect within the attempt', () => {
     expect(deliveryLimits.connectTimeoutMs).toBeLessThan(deliveryLimits.timeoutMs);
     expect(deliveryLimits.expireInSeconds * 1000).toBeGreaterThanOrEqual(2 * deliveryLimits.timeoutMs);
+    // A down endpoint's batch waits, then attempts: all of it before the jobs expire and another task takes them.
+    expect(deliveryLimits.downPauseMs + deliveryLimits.timeoutMs).toBeLessThan(deliveryLimits.expireInSeconds * 1000);
   });
 });
 
@@ -59,5 +61,18 @@ describe('an endpoint’s workers', () => {
   it('take whole batches: the attempts in flight are a whole number of them', () => {
     expect(deliveryLimits.concurrency % deliveryLimits.batch).toBe(0);
     expect(deliveryLimits.batch).toBeGreaterThan(1);
+  });
+});
+
+describe('an endpoint’s health', () => {
+  it('counts it down after batches in a row delivered nothing, pausing each batch then, and up again at its first delivery', () => {
+    const health = endpointHealth();
+    for (let batch = 0; batch < deliveryLimits.downAfterBatches; batch++) {
+      expect(health.pauseMs()).toBe(0);
+      health.settled(false);
+    }
+    expect(health.pauseMs()).toBe(deliveryLimits.downPauseMs);
+    health.settled(true);
+    expect(health.pauseMs()).toBe(0);
   });
 });

@@ -31,6 +31,10 @@ export const deliveryLimits = {
   concurrency: 16,
   /** Jobs a worker takes at once, attempted together and settled in one transaction. */
   batch: 8,
+  /** Batches in a row with no delivery after which an endpoint counts as down. */
+  downAfterBatches: 3,
+  /** How long a worker of an endpoint that is down waits before each batch's attempts (within its expiry). */
+  downPauseMs: 5_000,
   /** A job held this long by a worker that died is given to another (pg-boss's expiry): twice an attempt's longest. */
   expireInSeconds: 20,
   /** How often expired jobs are looked for. */
@@ -129,4 +133,19 @@ export async function dispatchEvents(
     await session.query('ROLLBACK').catch(() => undefined);
     throw error;
   }
+}
+
+/**
+ * Whether an endpoint is down: after a few batches in a row delivered nothing, each batch waits before its attempts,
+ * so a receiver that is down costs its retries' pace, not the database's and the machine's whole capacity, which the
+ * other endpoints, the hub and the reads share. One delivery brings it back at once.
+ */
+export function endpointHealth() {
+  let failedBatches = 0;
+  return {
+    pauseMs: () => (failedBatches >= deliveryLimits.downAfterBatches ? deliveryLimits.downPauseMs : 0),
+    settled(delivered: boolean) {
+      failedBatches = delivered ? 0 : failedBatches + 1;
+    },
+  };
 }
