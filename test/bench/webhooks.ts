@@ -144,7 +144,7 @@ async function loggedEvents(sql: pg.Pool, first: number, last: number): Promise<
 /**
  * The same signed posts as the workers make (a body per event, signed at
  * each attempt, posted with the delivery's bounds over a keep-alive agent of
- * as many sockets), from as many loops as an endpoint has workers, with no
+ * as many sockets), from as many loops as an endpoint has attempts in flight, with no
  * queue: what the receiver and the HTTP round trips alone allow.
  */
 async function postAlone(url: string, events: LoggedEvent[]): Promise<number> {
@@ -237,7 +237,7 @@ async function drain(databaseUrl: string, sql: pg.Pool, receivers: Awaited<Retur
     const rate = (backlog / drainedMs) * 1000;
     const baselineRate = (backlog / baselineMs) * 1000;
     console.log(
-      `\nWebhooks: a backlog of ${backlog.toLocaleString('en')} events to one healthy endpoint (${deliveryLimits.concurrency} workers; a receiver in a process of its own answering 204 at once)`,
+      `\nWebhooks: a backlog of ${backlog.toLocaleString('en')} events to one healthy endpoint (${deliveryLimits.concurrency} attempts in flight, ${deliveryLimits.batch} a batch; a receiver in a process of its own answering 204 at once)`,
     );
     console.log(
       `${'case'.padEnd(34)} ${'load'.padStart(5)} ${'events/s'.padStart(9)} ${'total ms'.padStart(9)} ${'dispatch ms'.padStart(11)} | ${'node ms/ev'.padStart(10)} ${'db ms/ev'.padStart(9)} ${'recv ms/ev'.padStart(10)}`,

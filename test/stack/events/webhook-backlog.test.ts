@@ -76,10 +76,10 @@ afterAll(async () => {
 });
 
 describe('a backlog of deliveries', () => {
-  it('drains at the workers’ pace, not a wake-up’s or a poll’s: each worker fetches again as soon as it settles a job', async () => {
+  it('drains at the workers’ pace, not a wake-up’s or a poll’s: a worker whose fetch came back full fetches again at once', async () => {
     const started = performance.now();
     webhooks.dispatch();
-    // One wake-up hands each worker one job; were the others left to the poll, this would take minutes.
+    // One wake-up hands each worker one fetch; were the rest left to the poll, this would take minutes.
     await waitFor(() => new Set(received).size === backlog, `${backlog} deliveries`, 20_000);
     console.log(`${backlog} deliveries drained in ${(performance.now() - started).toFixed(0)} ms (load ${(await import('node:os')).loadavg()[0]!.toFixed(2)})`);
     expect(received).toHaveLength(backlog);
