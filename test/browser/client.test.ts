@@ -5,7 +5,7 @@ import type { Page } from 'playwright-core';
 import { hexToBytes, type Hex } from 'viem';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { indexer } from '../stack/realtime/support';
+import { indexer, waitFor } from '../stack/realtime/support';
 import { isHandshakeAnswer, managementProxy, type ManagementProxy } from '../support/management-proxy';
 import { startTestStack, type TestStack } from '../support/stack';
 import { serveAppPage, type AppPage } from '../stack/client/app-page';
@@ -150,12 +150,25 @@ describe.skipIf(!hasChromium)(`@hatchery/client in headless Chromium${needsChrom
         });
       };
 
+      /** Until the stack's listener has taken both events of a listing and a fulfilment, and has nothing in flight. */
+      const handled = async (before: { marketChanged: number; forgeFulfilled: number }) => {
+        await waitFor(
+          () => stack.listener!.stats().marketChanged > before.marketChanged && stack.listener!.stats().forgeFulfilled > before.forgeFulfilled,
+          'the listener to take both events',
+          30_000,
+        );
+        await stack.listener!.idle();
+      };
+
       // Refused (429) for a while: the posts are tried again until the gate opens, within their deadline.
       gate.mode = 'refuse';
+      const refusedBefore = gate.refused;
       await writes.listToken();
       const refused = await writes.fulfilFor(wallet);
-      await new Promise((resolve) => setTimeout(resolve, 3_000));
-      expect(gate.refused).toBeGreaterThan(0);
+      await waitFor(() => gate.refused > refusedBefore, 'a post refused', 30_000);
+      // And refused again, however long the first took: refusals for a while, not one.
+      const firstRefusals = gate.refused;
+      await waitFor(() => gate.refused > firstRefusals, 'a post refused again', 30_000);
       gate.mode = 'pass';
       await page.waitForFunction((id) => (globalThis as unknown as { seen: Seen }).seen.forge.some((event) => event.requestId === id), refused.requestId, {
         timeout: 60_000,
@@ -164,9 +177,10 @@ describe.skipIf(!hasChromium)(`@hatchery/client in headless Chromium${needsChrom
 
       // Lost: API Gateway answers 410 for the connection, so the hub forgets it, and the client learns only when its socket closes.
       gate.mode = 'gone';
+      const beforeMissed = stack.listener!.stats();
       await writes.listToken();
       const missed = await writes.fulfilFor(wallet);
-      await new Promise((resolve) => setTimeout(resolve, 2_000));
+      await handled(beforeMissed);
       gate.mode = 'pass';
       const restoredBefore = (await seen()).restored;
       for (const connection of stack.hub.connections.values()) connection.socket.close(1012, 'Service Restart');
@@ -181,7 +195,8 @@ describe.skipIf(!hasChromium)(`@hatchery/client in headless Chromium${needsChrom
       await page.waitForFunction((id) => (globalThis as unknown as { seen: Seen }).seen.forge.some((event) => event.requestId === id), live.requestId, {
         timeout: 30_000,
       });
-      await new Promise((resolve) => setTimeout(resolve, 1_000));
+      // With nothing left in flight, the listener has sent what it will: none of them again.
+      await stack.listener!.idle();
       const { forge } = await seen();
       const ids = forge.map((event) => event.requestId);
       expect(new Set(ids).size, 'each forgeFulfilled once').toBe(ids.length);

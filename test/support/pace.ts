@@ -74,3 +74,14 @@ export function settlesAtOnce(promise: Promise<unknown>): Promise<boolean> {
   );
   return Promise.race([settled, new Promise<boolean>((resolve) => setImmediate(() => resolve(false)))]);
 }
+
+/**
+ * Waits, when needed, for the next minute on the clock, so that `requests` requests end in the minute they start
+ * in: the rate limits count in fixed one-minute windows. Room for them is 3 s, or ten of `roundTripMs` (one such request
+ * measured now) each on a machine so loaded that they take longer.
+ */
+export async function roomInTheMinute(requests: number, roundTripMs: number): Promise<void> {
+  const minute = 60_000;
+  const left = minute - (Date.now() % minute);
+  if (left < Math.max(3_000, 10 * requests * roundTripMs)) await new Promise((resolve) => setTimeout(resolve, left + 50));
+}

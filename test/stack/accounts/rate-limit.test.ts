@@ -2,6 +2,7 @@ import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient, GetCommand } from '@aws-sdk/lib-dynamodb';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { roomInTheMinute, slowestOf } from '../../support/pace';
 import { startTestStack, type TestStack } from '../../support/stack';
 import { client, freshCaller } from './support';
 
@@ -14,19 +15,13 @@ afterAll(() => stack?.stop());
 
 const minute = 60_000;
 
-/** The counter is a fixed one-minute window; start a burst with room to finish inside one. */
-async function awayFromWindowEdge(marginMs = 3_000): Promise<void> {
-  const left = minute - (Date.now() % minute);
-  if (left < marginMs) await new Promise((resolve) => setTimeout(resolve, left + 50));
-}
-
 describe('per-account limit on the two wallet POSTs', () => {
   it('the 6th wallet POST within a minute is 429 with Retry-After; another account and the other endpoints are unaffected', async () => {
     const limited = await client(stack, freshCaller('limited'));
     const bystander = await client(stack, freshCaller('bystander'));
     const wallet = privateKeyToAccount(generatePrivateKey());
-    await limited.me();
-    await awayFromWindowEdge();
+    // The counter is a fixed one-minute window: the burst starts with room to finish inside one.
+    await roomInTheMinute(15, await slowestOf(() => limited.me(), 3));
 
     // Both POSTs share the one counter: 3 nonce requests, 1 failed link, 1 successful link.
     const challenge = (await limited.nonce()).body;
@@ -50,12 +45,12 @@ describe('per-account limit on the two wallet POSTs', () => {
     expect((await limited.unlink()).status).toBe(200);
     for (let i = 0; i < 5; i++) expect((await bystander.nonce()).status).toBe(200);
     expect((await bystander.nonce()).status).toBe(429);
-  });
+  }, 120_000);
 
   it('keeps the count in the shared DynamoDB table, one item per account and window, with a TTL', async () => {
     const caller = freshCaller('counted');
     const api = await client(stack, caller);
-    await awayFromWindowEdge();
+    await roomInTheMinute(3, await slowestOf(() => api.me(), 3));
     const windowStart = Math.floor(Date.now() / minute) * minute;
     for (let i = 0; i < 3; i++) await api.nonce();
     const documents = DynamoDBDocumentClient.from(
@@ -70,5 +65,5 @@ describe('per-account limit on the two wallet POSTs', () => {
     } finally {
       documents.destroy();
     }
-  });
+  }, 120_000);
 });

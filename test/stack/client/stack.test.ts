@@ -334,7 +334,7 @@ describe('connectEvents over @microsoft/signalr', () => {
       const { requestId, tokenId, editionId } = fulfilment;
       expect(await events.waitForForgeFulfilled(wallet, requestId, { timeoutMs: 0 })).toEqual({ requestId, tokenId, editionId, source: 'api' });
       forgeEvents.release();
-      await waitFor(() => raised.length === 1, 'the forgeFulfilled of the fulfilment committed during the first read', 5_000);
+      await waitFor(() => raised.length === 1, 'the forgeFulfilled of the fulfilment committed during the first read');
       // Once: the next fulfilment's event is the next thing raised.
       const next = await writer.fulfilFor(wallet);
       await waitFor(() => raised.length === 2, 'the next forgeFulfilled');

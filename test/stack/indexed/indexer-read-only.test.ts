@@ -89,7 +89,8 @@ beforeAll(async () => {
   const version = async () => Number((await indexer.query<{ last_value: string }>('SELECT last_value FROM hatchery.market_version')).rows[0]!.last_value);
   versionBefore = await version();
   await indexerActivity(indexer).list({ tokenId: '999999', seller: demoAddress(2), price: '1000', block: '99999999' });
-  for (let waited = 0; waited < 10_000 && (await version()) === versionBefore; waited += 100) await sleep(100);
+  // Waits for the listener's announcement itself; the deadline only ends a wait for one that never comes.
+  for (const deadline = Date.now() + 60_000; Date.now() < deadline && (await version()) === versionBefore; ) await sleep(100);
   versionAfter = await version();
 }, 120_000);
 

@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freePort } from '@hatchery/local/ports';
+import { report } from '../../support/pace';
 
 /**
  * `npm start` as a user runs it: its own process group, port and data dir,
@@ -16,9 +17,19 @@ interface Started {
   exited: Promise<{ code: number | null; signal: string | null }>;
 }
 
-const repository = join(import.meta.dirname, '..', '..');
+const repository = join(import.meta.dirname, '..', '..', '..');
 const tempDirs: string[] = [];
 const children: ChildProcess[] = [];
+
+/**
+ * How long each command took to stop after SIGINT to npm, measured in this run: a command whose launcher was killed
+ * notices within a poll and stops the same way, so "within a second or two" is 2.5 s, or three of those stops on a
+ * machine so loaded that they take longer.
+ */
+const stoppedAfterSigintMs: { simulate?: number; start?: number } = {};
+const goneWithinMs = (command: keyof typeof stoppedAfterSigintMs) => Math.max(2_500, 3 * (stoppedAfterSigintMs[command] ?? 0));
+/** Only ends a wait for processes that never go. */
+const hungAfterMs = 30_000;
 
 async function tempDir(prefix: string): Promise<string> {
   const dir = await mkdtemp(join(tmpdir(), prefix));
@@ -208,14 +219,15 @@ describe('npm start', () => {
     }
     const signalledAt = Date.now();
     process.kill(simulate.child.pid!, 'SIGINT');
-    const exited = await Promise.race([simulate.exited, new Promise((resolve) => setTimeout(() => resolve('still running'), 10_000))]);
+    const exited = await Promise.race([simulate.exited, new Promise((resolve) => setTimeout(() => resolve('still running'), hungAfterMs))]);
     if (exited === 'still running') process.kill(-simulate.child.pid!, 'SIGKILL');
     expect([
       { code: 0, signal: null },
       { code: null, signal: 'SIGINT' },
     ]).toContainEqual(exited);
     expect(await leftAfterExit(undefined, simulate.child.pid!)).toEqual([]);
-    console.log(`npm run simulate stopped ${Date.now() - signalledAt} ms after SIGINT to npm`);
+    stoppedAfterSigintMs.simulate = Date.now() - signalledAt;
+    report(`npm run simulate stopped ${stoppedAfterSigintMs.simulate} ms after SIGINT to npm`);
   }, 60_000);
 
   it('SIGKILL to npm stops npm run simulate’s node within a second or two (no orphan goes on writing blocks)', async () => {
@@ -226,9 +238,9 @@ describe('npm start', () => {
     }
     const killedAt = Date.now();
     process.kill(simulate.child.pid!, 'SIGKILL');
-    while (processesIn(simulate.child.pid!).length > 0 && Date.now() - killedAt < 10_000) await new Promise((resolve) => setTimeout(resolve, 50));
+    while (processesIn(simulate.child.pid!).length > 0 && Date.now() - killedAt < hungAfterMs) await new Promise((resolve) => setTimeout(resolve, 50));
     expect(processesIn(simulate.child.pid!)).toEqual([]);
-    expect(Date.now() - killedAt).toBeLessThan(2_500);
+    expect(Date.now() - killedAt).toBeLessThan(goneWithinMs('simulate'));
   }, 60_000);
 
   it('SIGTERM to npm alone (as a process manager sends it) stops everything', async () => {
@@ -244,7 +256,7 @@ describe('npm start', () => {
     await untilReady(again);
     const signalledAt = Date.now();
     process.kill(again.child.pid!, 'SIGINT');
-    const exited = await Promise.race([again.exited, new Promise((resolve) => setTimeout(() => resolve('still running'), 15_000))]);
+    const exited = await Promise.race([again.exited, new Promise((resolve) => setTimeout(() => resolve('still running'), hungAfterMs))]);
     // A stack that stayed would hold the data dir from the tests that follow.
     if (exited === 'still running') process.kill(-again.child.pid!, 'SIGKILL');
     expect([
@@ -253,7 +265,8 @@ describe('npm start', () => {
     ]).toContainEqual(exited);
     expect(await leftAfterExit(dataDir, again.child.pid!)).toEqual([]);
     expect(existsSync(join(dataDir, 'stack.json'))).toBe(false);
-    console.log(`npm start stopped ${Date.now() - signalledAt} ms after SIGINT to npm`);
+    stoppedAfterSigintMs.start = Date.now() - signalledAt;
+    report(`npm start stopped ${stoppedAfterSigintMs.start} ms after SIGINT to npm`);
   }, 120_000);
 
   it('SIGKILL to npm stops everything within a second or two; npm runs node itself, with no shell between to swallow a signal', async () => {
@@ -269,9 +282,9 @@ describe('npm start', () => {
     const killedAt = Date.now();
     process.kill(npmPid, 'SIGKILL');
     // npm's process group outlives npm itself: what is left is looked for by data dir and group alike.
-    while (processesOf(dataDir, npmPid).length > 0 && Date.now() - killedAt < 10_000) await new Promise((resolve) => setTimeout(resolve, 50));
+    while (processesOf(dataDir, npmPid).length > 0 && Date.now() - killedAt < hungAfterMs) await new Promise((resolve) => setTimeout(resolve, 50));
     expect(processesOf(dataDir, npmPid)).toEqual([]);
-    expect(Date.now() - killedAt).toBeLessThan(2_500);
+    expect(Date.now() - killedAt).toBeLessThan(goneWithinMs('start'));
     expect(existsSync(join(dataDir, 'stack.json'))).toBe(false);
   }, 120_000);
 

@@ -96,11 +96,11 @@ describe(`docs/webhooks.md's walkthrough (${where(docBlock('webhook-try-it'))})`
     expect((await post(body)).status).toBe(204);
     expect((await post(body.replace(`"requestId":"${fulfilled!.payload.requestId}"`, '"requestId":"1"'))).status).toBe(400);
     expect((await post(body, new Date(Date.now() - 6 * 60_000))).status).toBe(400);
-    await until(() => (receiver.output().match(/^refused: /gm) ?? []).length === 2, 'two refusals', 5_000, receiver.output);
+    await until(() => (receiver.output().match(/^refused: /gm) ?? []).length === 2, 'two refusals', 30_000, receiver.output);
     expect(receiver.output()).toContain('refused: No matching signature found');
     expect(receiver.output()).toContain('refused: Message timestamp too old');
     expect(printed().filter((each) => each.position === event.position)).toHaveLength(1);
-  });
+  }, 60_000);
 });
 
 describe('the page’s commands on that stack', () => {

@@ -360,7 +360,7 @@ export function besidePonderSuite(layout: Layout) {
     expect(response.headers.get('x-finalized-block')).toBe(`31337=${finalized}`);
     expect(response.headers.get('x-safe-block')).toBe(`31337=${safe}`);
     figures.push(`finality (${layout}): latest ${health.indexer.chains[0]!.block}, safe ${safe}, finalized ${finalized}, as _ponder_checkpoint has them`);
-  }, 30_000);
+  }, 90_000);
 
   it('reads only the tables each block names: none for blocks that touch neither listings nor forge requests', async () => {
     const { admin, alice } = who();

@@ -143,7 +143,8 @@ export async function besidePonder(layout: Layout, { hatcheryEnv = {} }: { hatch
 
     const indexed = async (block: bigint) => {
       await waitForIndexedBlock(databaseUrl, ponder.readSchema, block, 30_000);
-      const deadline = Date.now() + 10_000;
+      // Only ends a wait that never ends: the instance's view of the index is a second old at most.
+      const deadline = Date.now() + 30_000;
       for (;;) {
         const health = await hatchery.json<{ indexer: 'unknown' | { chains: { block: string }[] } }>('/health');
         if (health.indexer !== 'unknown' && BigInt(health.indexer.chains[0]!.block) >= block) return;

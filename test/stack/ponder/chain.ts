@@ -737,8 +737,8 @@ export async function listen(databaseUrl: string, channels: string[]) {
     received,
     /** The payloads received on `channel`, parsed (Ponder sends a JSON array of table names). */
     payloads: (channel: string) => received.filter((entry) => entry.channel === channel).map((entry) => JSON.parse(entry.payload) as string[]),
-    /** Resolves once `count` notifications have arrived on `channel`. */
-    async waitFor(channel: string, count: number, timeoutMs = 10_000) {
+    /** Resolves once `count` notifications have arrived on `channel`; the timeout only ends a wait for ones that never come. */
+    async waitFor(channel: string, count: number, timeoutMs = 30_000) {
       const deadline = Date.now() + timeoutMs;
       while (received.filter((entry) => entry.channel === channel).length < count) {
         if (Date.now() > deadline) throw new Error(`${received.filter((entry) => entry.channel === channel).length} notifications on ${channel}, not ${count}`);

@@ -493,7 +493,7 @@ describe.each<Layout>(['direct', 'views'])('Ponder, %s layout', (layout) => {
     expect(await sql('SELECT * FROM indexer.nfts WHERE token_id = $1', [String(minted.tokenId)])).toEqual([]);
     expect(await sql('SELECT id FROM indexer.token_transfers WHERE id = $1', [replaced.logIds.Transfer![0]])).toHaveLength(1);
     // Ponder logs the reorg after its transaction commits, so the line can come after the rows are gone.
-    await expect.poll(() => ponder!.messages().filter((message) => message.msg === 'Reorged block').length).toBe(1);
+    await expect.poll(() => ponder!.messages().filter((message) => message.msg === 'Reorged block').length, { timeout: 10_000 }).toBe(1);
   }, 60_000);
 
   it('finalizes 30 blocks behind the head in steps of 30, pruning its reorg log, without a NOTIFY of its own', async () => {

@@ -11,6 +11,7 @@ import { createIndexerSchema } from '@hatchery/core/indexer/schema';
 import { connectionStore } from '@hatchery/core/realtime/connections';
 import { Listener, type ListenerOptions } from '@hatchery/listener/listener';
 import { buildOptions } from '../../../packages/listener/build.mjs';
+import { slackMs, slowestOf, watchLag } from '../../support/pace';
 import { startTestStack, type TestStack } from '../../support/stack';
 import type { MarketChanged } from '@hatchery/core/realtime/events';
 import { anyVersion, connectHub, indexer, listingsOf, record, sleep, waitFor, versionsGrow, wallet, type Hub } from './support';
@@ -112,7 +113,9 @@ describe('the listener', () => {
   });
 
   it('reconnects after the database restarts under it and loses no fulfilment', async () => {
-    const listener = startListener({ reconnectMs: 3_000 });
+    // Long enough for the restart and a commit to come first, however slow the machine makes them.
+    const reconnectMs = 10_000;
+    const listener = startListener({ reconnectMs });
     await leading(listener);
     const client = await subscribed(wallet(2));
     const before = await writes.fulfilFor(wallet(2));
@@ -125,19 +128,18 @@ describe('the listener', () => {
     const during = await writes.fulfilFor(wallet(2));
     expect(listener.stats().leader).toBe(false);
 
-    await waitFor(() => client.forge.length === 2, 'the fulfilment committed during the outage', 15_000);
+    await waitFor(() => client.forge.length === 2, 'the fulfilment committed during the outage', 3 * reconnectMs);
     const after = await writes.fulfilFor(wallet(2));
     await waitFor(() => client.forge.length === 3, 'a fulfilment after the reconnection');
     expect(client.forge).toEqual([before, during, after]);
     expect(listener.stats().sessions).toBe(2);
-  });
+  }, 60_000);
 
   it('fans out only from the lock holder when two run, and the standby takes over without loss or repeat', async () => {
     const first = startListener();
     await leading(first);
     const second = startListener();
     await waitFor(() => second.stats().sessions === 1, 'the second listener to connect');
-    await sleep(500);
     expect(second.stats().leader).toBe(false);
 
     const client = await subscribed(wallet(3));
@@ -151,18 +153,20 @@ describe('the listener', () => {
     await first.idle();
     const snapshot = JSON.stringify(await writes.snapshot());
     await waitFor(() => client.market.length > 0 && JSON.stringify(listingsOf(client.market.at(-1)!)) === snapshot, 'the last snapshot’s marketChanged');
-    // Long enough for a second fan-out, had there been one, to arrive.
-    await sleep(1_000);
+    // Both have had every chance to fan out: the leader has nothing in flight or waiting, and the standby, which has
+    // polled for the lock all along, has read nothing, so no second fan-out comes.
+    await first.idle();
     expect(client.forge).toEqual(expected);
     expect(new Set(client.market.map((event) => JSON.stringify(listingsOf(event)))).size).toBe(client.market.length);
     expect(versionsGrow(client.market)).toBe(true);
-    expect(second.stats().reads).toBe(0);
+    expect(second.stats()).toMatchObject({ leader: false, reads: 0 });
 
     await first.stop();
     await waitFor(() => second.stats().leader, 'the standby to take over');
     const later = await writes.fulfilFor(wallet(3));
     await waitFor(() => client.forge.length === 6, 'a fulfilment after the failover');
-    await sleep(500);
+    // With nothing left in flight, the new leader has sent what it will: the earlier fulfilments not again.
+    await second.idle();
     expect(client.forge).toEqual([...expected, later]);
   });
 
@@ -176,7 +180,7 @@ describe('the listener', () => {
     await writes.pool.query(`SELECT pg_notify('indexer_live_query', i::text) FROM generate_series(1, 10000) AS i`);
     await waitFor(() => listener.stats().notifications - notificationsBefore === 10_001, 'all notifications');
     await waitFor(() => client.forge.length === 1, 'the fulfilment');
-    await sleep(200);
+    await listener.idle();
     const reads = listener.stats().reads - readsBefore;
     expect(reads).toBeGreaterThanOrEqual(1);
     expect(reads).toBeLessThanOrEqual(5);
@@ -206,18 +210,26 @@ describe('the listener', () => {
   });
 
   it('keeps the summary’s row: sums as it leads, once per change interval however many blocks name a summed table, and a change none names within its longest interval', async () => {
-    const listener = startListener({ summary: { changedMs: 400, maxIntervalMs: 3_000 } });
+    const summary = { changedMs: 400, maxIntervalMs: 3_000 };
+    const listener = startListener({ summary });
     await leading(listener);
     await waitFor(summaryCurrent, 'the sum as it takes the lead');
     const before = listener.stats().summaries;
+    const startedAt = performance.now();
     for (let i = 0; i < 10; i++) await commitSale('notified');
     await waitFor(summaryCurrent, 'the notified sales in the row');
-    await sleep(500);
-    expect(listener.stats().summaries - before).toBeLessThanOrEqual(2);
+    // One more change interval, for a sum a notification still had to bring.
+    await sleep(summary.changedMs);
+    // At most one sum an interval over the time the ten took, however long the machine made it.
+    expect(listener.stats().summaries - before).toBeLessThanOrEqual(Math.ceil((performance.now() - startedAt) / summary.changedMs) + 1);
 
     // Nothing names it, as nothing names Ponder's revert of a reorganised block: the longest interval catches it.
+    const roundTripMs = await slowestOf(summaryCurrent);
+    const lag = watchLag();
+    const committedAt = performance.now();
     await commitSale('silent');
-    await waitFor(summaryCurrent, 'a change no notification named', 6_000);
+    await waitFor(summaryCurrent, 'a change no notification named', 5 * summary.maxIntervalMs);
+    expect(performance.now() - committedAt).toBeLessThan(summary.maxIntervalMs + slackMs({ lagMs: lag.stop(), roundTripMs }));
     expect(listener.stats().failedSummaries).toBe(0);
     expect(listener.problems()).toEqual([]);
   });

@@ -71,7 +71,7 @@ async function raw(options: { handshake?: boolean; headers?: Record<string, stri
     closed,
     send: (text) => socket.send(text),
     next: async () => {
-      await waitFor(() => inbox.length > taken, 'a message from the hub', 5_000);
+      await waitFor(() => inbox.length > taken, 'a message from the hub');
       return inbox[taken++]!;
     },
   };
@@ -372,9 +372,9 @@ describe('$connect', () => {
     );
     await Promise.all(abandoned);
     const left = async () => (await ids(store.all())).filter((id) => !before.has(id));
-    await waitFor(async () => (await left()).length === 0, 'the connection records of abandoned upgrades to go').catch(() => undefined);
+    await waitFor(async () => (await left()).length === 0, 'the connection records of abandoned upgrades to go', 40_000).catch(() => undefined);
     expect(await left()).toEqual([]);
-  });
+  }, 60_000);
 
   it('has no WebSocket endpoint on other paths', async () => {
     expect((await refusal('/hubs/other')).status).toBe(404);

@@ -131,8 +131,19 @@ describe('a shard that Lambda times out', () => {
     const stats = stack.lambda.stats();
     expect(stats.failedAttempts - attemptsBefore.failedAttempts, 'invocations timed out').toBeGreaterThan(0);
     expect(refused, 'the outside throttle refused posts').toBeGreaterThan(0);
-    // Frames still on their way settle before the count.
-    await new Promise((resolve) => setTimeout(resolve, 500));
+    // Then a last frame to each client, past the throttle: a connection's frames come in order, so once every client
+    // has it, every frame the stack sent before it is in the count.
+    const last = 2_000_000;
+    const ids = [...stack.hub.connections.keys()];
+    for (let i = 0; i < ids.length; i += 20) {
+      await Promise.all(
+        ids.slice(i, i + 20).map(async (id) => {
+          const posted = await fetch(`${stack.url}/@connections/${encodeURIComponent(id)}`, { method: 'POST', body: frame(last) });
+          expect(posted.status).toBe(200);
+        }),
+      );
+    }
+    await waitFor(() => received.every((counts) => counts.has(last)), 'the last frame at every client', 60_000);
     const twice = received.filter((counts) => (counts.get(version) ?? 0) > 1).length;
     expect(twice, 'clients that got the frame twice').toBe(0);
     const reached = received.filter((counts) => counts.get(version) === 1).length;
@@ -142,8 +153,11 @@ describe('a shard that Lambda times out', () => {
 
   it('and the listener’s own broadcasts through it reach every client at most once', async () => {
     await writes.listToken();
-    await waitFor(() => received.some((counts) => [...counts.keys()].some((version) => version < 1_000_000)), 'a marketChanged of the listener', 60_000);
-    await new Promise((resolve) => setTimeout(resolve, 2_000));
+    const listeners = () => received.filter((counts) => [...counts.keys()].some((version) => version < 1_000_000)).length;
+    await waitFor(() => listeners() > 0, 'a marketChanged of the listener', 60_000);
+    // Two of the throttle's seconds' worth of clients more, each a chance for a frame to come twice.
+    const reachedFirst = listeners();
+    await waitFor(() => listeners() >= Math.min(received.length, reachedFirst + 2 * allowedPerSecond), 'the broadcast to reach more clients', 60_000);
     for (const counts of received) for (const count of counts.values()) expect(count).toBe(1);
   }, 120_000);
 });

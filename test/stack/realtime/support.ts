@@ -28,7 +28,8 @@ export function record<T = Record<string, unknown>>(hub: Hub, event: string): T[
   return received;
 }
 
-export async function waitFor(check: () => boolean | Promise<boolean>, what: string, timeoutMs = 10_000): Promise<void> {
+/** Waits for `check` to hold, checked every 10 ms; the timeout only ends a wait for what never comes, within a test's 30 s. */
+export async function waitFor(check: () => boolean | Promise<boolean>, what: string, timeoutMs = 20_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (!(await check())) {
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);

@@ -84,7 +84,7 @@ describe('HTTP metrics', () => {
     }
     // GET /accounts/me runs its statements one after the other, so its database time is part of its own latency, never another's added in.
     for (const document of byRoute('GET /accounts/me')) expect(document.DatabaseTime as number).toBeLessThanOrEqual(document.Latency as number);
-  });
+  }, 60_000);
 
   it('moves the counters /metrics serves in Prometheus text by exactly the requests made', async () => {
     const route = `GET /accounts/{address}/nfts`;

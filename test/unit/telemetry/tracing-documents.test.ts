@@ -30,8 +30,9 @@ afterAll(async () => {
   await daemon?.close();
 });
 
+/** Waits for `count` documents at the daemon (the timeout only ends a wait for ones that never come), and takes them all. */
 const received = async (count: number) => {
-  await vi.waitFor(() => expect(daemon.documents.length).toBeGreaterThanOrEqual(count));
+  await vi.waitFor(() => expect(daemon.documents.length).toBeGreaterThanOrEqual(count), { timeout: 10_000 });
   return daemon.documents.splice(0);
 };
 
