@@ -393,49 +393,67 @@ async function dropEndpoint(databaseUrl: string, sql: pg.Pool, name: string): Pr
 }
 
 /**
- * The healthy endpoint's delivery latency with no other endpoint, beside the
- * same with an endpoint that refuses connections, and with one that hangs
- * past the delivery's timeout; the runs without one go first and last, so
- * their spread shows the run's noise.
+ * The healthy endpoint's delivery latency with no other endpoint, beside
+ * another healthy one, and beside one that is down (refusing connections, or
+ * hanging past the delivery's timeout). Each case runs `BENCH_WEBHOOK_ROUNDS`
+ * times (3), the cases in turn, so a drift of the machine falls on all of
+ * them; each case's latencies are pooled over its rounds, and the spread of its
+ * rounds' p99s shows the noise.
  */
 async function isolation(databaseUrl: string, sql: pg.Pool, receivers: Awaited<ReturnType<typeof startReceivers>>): Promise<void> {
   const stream: Stream = {
     rate: Number(process.env.BENCH_WEBHOOK_STREAM_RATE ?? 20),
     durationMs: Number(process.env.BENCH_WEBHOOK_STREAM_MS ?? 30_000),
   };
-  const runs: Array<{ other: Other; name: string }> = [
-    { other: 'none', name: 'no other endpoint (first)' },
+  const rounds = Number(process.env.BENCH_WEBHOOK_ROUNDS ?? 3);
+  const cases: Array<{ other: Other; name: string }> = [
+    { other: 'none', name: 'no other endpoint' },
     { other: 'healthy', name: 'another healthy endpoint' },
     { other: 'refusing', name: 'an endpoint refusing connections' },
     { other: 'hanging', name: 'an endpoint hanging past 10 s' },
-    { other: 'none', name: 'no other endpoint (last)' },
   ];
-  const results: Array<{ name: string; other: Other; latencies: number[]; load: string; otherAttemptsPerSecond: number }> = [];
+  const results = new Map(
+    cases.map((each) => [each.other, { ...each, latencies: [] as number[], p99s: [] as number[], loads: [] as string[], tries: [] as number[] }]),
+  );
+  let run = 0;
   try {
-    for (const [index, run] of runs.entries()) results.push({ ...run, ...(await streamRun(databaseUrl, sql, receivers, stream, run.other, index)) });
+    for (let round = 0; round < rounds; round++)
+      for (const each of cases) {
+        const result = await streamRun(databaseUrl, sql, receivers, stream, each.other, run++);
+        const into = results.get(each.other)!;
+        into.latencies.push(...result.latencies);
+        into.p99s.push(percentile(result.latencies, 99));
+        into.loads.push(result.load);
+        into.tries.push(result.otherAttemptsPerSecond);
+      }
   } finally {
     await dropEndpoint(databaseUrl, sql, 'bench-healthy');
   }
-  const alone = results
-    .filter((result) => result.other === 'none')
-    .flatMap((result) => result.latencies)
-    .sort((a, b) => a - b);
-  const aloneP99 = percentile(alone, 99);
+  for (const result of results.values()) result.latencies.sort((a, b) => a - b);
+  const p99Of = (other: Other) => percentile(results.get(other)!.latencies, 99);
   console.log(
-    `\nWebhooks: a healthy endpoint's delivery latency (commit → its receiver's arrival) at ${stream.rate} events/s for ${stream.durationMs / 1000} s, beside another endpoint, up or down`,
+    `\nWebhooks: a healthy endpoint's delivery latency (commit → its receiver's arrival) at ${stream.rate} events/s, ${rounds} rounds of ${stream.durationMs / 1000} s per case, beside another endpoint, up or down`,
   );
   console.log(
     ` (the other endpoint takes the same events and is listed first; a down one's queue holds what an hour down leaves: ${(stream.rate * 3_600).toLocaleString('en')} deliveries on their retry schedule)`,
   );
   console.log(
-    `${'beside the healthy endpoint'.padEnd(34)} ${'load'.padStart(5)} ${'events'.padStart(7)} ${'p50 ms'.padStart(8)} ${'p99 ms'.padStart(8)} ${'max ms'.padStart(8)} | ${'p99 ratio'.padStart(9)} ${'other tries/s'.padStart(13)}`,
+    `${'beside the healthy endpoint'.padEnd(34)} ${'loads'.padStart(11)} ${'events'.padStart(7)} ${'p50 ms'.padStart(7)} ${'p99 ms'.padStart(7)} ${"rounds' p99".padStart(13)} ${'max ms'.padStart(7)} | ${'÷ none'.padStart(6)} ${'÷ up'.padStart(6)} ${'other tries/s'.padStart(13)}`,
   );
-  for (const result of results)
+  for (const result of results.values()) {
+    const p99 = p99Of(result.other);
+    const down = result.other === 'refusing' || result.other === 'hanging';
     console.log(
-      `${result.name.padEnd(34)} ${result.load.padStart(5)} ${String(result.latencies.length).padStart(7)} ${percentile(result.latencies, 50).toFixed(1).padStart(8)} ${percentile(result.latencies, 99).toFixed(1).padStart(8)} ${result.latencies.at(-1)!.toFixed(1).padStart(8)} | ${(percentile(result.latencies, 99) / aloneP99).toFixed(2).padStart(9)} ${result.other === 'none' ? '—'.padStart(13) : result.otherAttemptsPerSecond.toFixed(0).padStart(13)}`,
+      `${result.name.padEnd(34)} ${result.loads.join(' ').padStart(11)} ${String(result.latencies.length).padStart(7)} ${percentile(result.latencies, 50).toFixed(1).padStart(7)} ${p99.toFixed(1).padStart(7)} ${result.p99s
+        .map((value) => value.toFixed(0))
+        .join('–')
+        .padStart(
+          13,
+        )} ${result.latencies.at(-1)!.toFixed(1).padStart(7)} | ${(p99 / p99Of('none')).toFixed(2).padStart(6)} ${(down ? (p99 / p99Of('healthy')).toFixed(2) : '—').padStart(6)} ${(result.other === 'none' ? '—' : (result.tries.reduce((a, b) => a + b, 0) / result.tries.length).toFixed(0)).padStart(13)}`,
     );
+  }
   console.log(
-    `(p99 ratio = the run's p99 / the pooled runs with no other endpoint (${aloneP99.toFixed(1)} ms); goal: under 1.10 with an endpoint down; the two runs with none show the noise, and the one beside a healthy endpoint what another endpoint costs)`,
+    "(÷ none = the case's pooled p99 / that with no other endpoint; ÷ up = a down endpoint's case / the same endpoint up; goal: an endpoint down changes the other's p99 by under 10 %, ÷ up under 1.10; the rounds' p99s show the noise)",
   );
 }
 

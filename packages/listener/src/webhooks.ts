@@ -65,22 +65,27 @@ export async function startWebhooks(options: WebhookOptions): Promise<Webhooks> 
     // How soon a job held by a task that died is found expired and given to another: its expiry plus at most this.
     superviseIntervalSeconds: deliveryLimits.superviseSeconds,
     monitorIntervalSeconds: deliveryLimits.superviseSeconds,
+    maintenanceIntervalSeconds: deliveryLimits.cleanupSeconds,
   });
   boss.on('error', (error) => log.warn({ err: error }, 'the job queue reported an error'));
   await boss.start();
   for (const endpoint of endpoints) {
     // Failures the worker settles itself (retried or dead-lettered); pg-boss's own retries cover only a worker that died holding a job.
     await boss.createQueue(deliveryQueue(endpoint.name), {
+      // A table of its own: a long queue of one endpoint (one down for hours) never lengthens another's fetches and scans.
+      partition: true,
       retryLimit: 100,
       retryDelay: 1,
       expireInSeconds: deliveryLimits.expireInSeconds,
       retentionSeconds: Math.ceil(options.retryWindowMs / 1000) * 2,
+      // A delivery done is the log's and the metrics' to tell: its job goes soon, so the table holds little beyond what is pending.
+      deleteAfterSeconds: deliveryLimits.keepDoneSeconds,
       notify: true,
     });
     await boss.createQueue(deadLetterQueue(endpoint.name), { retentionSeconds: 365 * 86_400 });
   }
 
-  const sessions = sessionPool(options.databaseUrl, '-webhooks', { max: 2, idleTimeoutMillis: 10_000 }, log);
+  const sessions = sessionPool(options.databaseUrl, '-webhooks', { max: endpoints.length + 1, idleTimeoutMillis: 10_000 }, log);
 
   for (const endpoint of endpoints) {
     const agent = endpoint.url.startsWith('https:')
@@ -130,26 +135,32 @@ export async function startWebhooks(options: WebhookOptions): Promise<Webhooks> 
     }
   }
 
-  const dispatches = coalesce(async () => {
-    try {
-      const client = await sessions.connect();
+  // Each endpoint hands on in its own session and its own transaction: one whose queue is long or whose table is busy
+  // never holds back another's.
+  const dispatches = endpoints.map((endpoint) =>
+    coalesce(async () => {
       try {
-        const freshness = await readFreshness(client);
-        for (const endpoint of endpoints) {
-          const covered = endpoint.finality === 'latest' ? undefined : coveredBlock(freshness, endpoint.finality);
+        const client = await sessions.connect();
+        try {
+          const covered = endpoint.finality === 'latest' ? undefined : coveredBlock(await readFreshness(client), endpoint.finality);
           // pg-boss's NOTIFY (each queue's `notify`) wakes every task's workers for what this hands them.
           await dispatchEvents(client, boss, endpoint, covered);
+        } finally {
+          client.release();
         }
-      } finally {
-        client.release();
+      } catch (error) {
+        log.warn({ err: error, endpoint: endpoint.name }, 'webhook dispatch failed; the next one hands on from the same position');
       }
-    } catch (error) {
-      log.warn({ err: error }, 'webhook dispatch failed; the next one hands on from the same position');
-    }
-  });
+    }),
+  );
+  const dispatchesIdle = async () => {
+    await Promise.all(dispatches.map((dispatch) => dispatch.idle()));
+  };
 
   return {
-    dispatch: () => dispatches.trigger(),
+    dispatch: () => {
+      for (const dispatch of dispatches) dispatch.trigger();
+    },
     async pendingAges() {
       const { rows } = await sessions.query<{ name: string; age: number | null }>(
         `SELECT name, extract(epoch FROM now() - min((data->>'firstAttemptAt')::timestamptz))::float AS age
@@ -160,9 +171,9 @@ export async function startWebhooks(options: WebhookOptions): Promise<Webhooks> 
       for (const row of rows) ages[row.name.slice(deliveryQueue('').length)] = Math.max(0, row.age ?? 0);
       return ages;
     },
-    idle: () => dispatches.idle(),
+    idle: dispatchesIdle,
     async stop() {
-      await dispatches.idle();
+      await dispatchesIdle();
       // Attempts in flight finish (or their jobs expire and go to another task); none starts after this.
       await boss.stop({ graceful: true, timeout: deliveryLimits.timeoutMs + 5_000 });
       await sessions.end().catch(() => undefined);

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { allEventTypes, eventCatalogue, eventTypes, type PayloadField } from '@hatchery/core/events/catalogue';
 import { eventSchema } from '@hatchery/core/events/schema';
 import type { WireType } from '@hatchery/core/query/read-model';
+import { deliveryLimits } from '@hatchery/core/webhooks/delivery';
 import { parseEndpoints } from '@hatchery/core/webhooks/endpoints';
 import { commandLines, docBlock, linesNotInFile, parseDoc, where } from '../../support/docs';
 
@@ -88,5 +89,20 @@ describe('docs/webhooks.md', () => {
 
   it('its receiver snippet is examples/webhook-receiver.mjs’s own code, line for line in order', () => {
     expect(linesNotInFile(docBlock('webhook-receiver-snippet'), 'examples/webhook-receiver.mjs')).toEqual([]);
+  });
+
+  it('states the delivery limits the listener works by', () => {
+    const text = page.text.replace(/\s+/g, ' ');
+    const limits = deliveryLimits;
+    for (const stated of [
+      `attempts up to ${limits.concurrency} of an endpoint's deliveries at a time`,
+      `its own ${limits.concurrency} attempts in flight per listener task (batches of ${limits.batch})`,
+      `${limits.connectTimeoutMs / 1000} seconds to connect`,
+      `${limits.timeoutMs / 1000} seconds for the whole attempt`,
+      `At most ${limits.maxResponseBytes / 1024} KiB of the answer is read`,
+      `each of its batches then waits ${limits.downPauseMs / 1000} s`,
+      `expire after ${limits.expireInSeconds} seconds; within ${limits.superviseSeconds} more`,
+    ])
+      expect(text).toContain(stated);
   });
 });

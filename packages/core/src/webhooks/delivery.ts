@@ -39,6 +39,9 @@ export const deliveryLimits = {
   expireInSeconds: 20,
   /** How often expired jobs are looked for. */
   superviseSeconds: 5,
+  /** How long a delivery done stays in its queue's table, and how often those past it are deleted. */
+  keepDoneSeconds: 3_600,
+  cleanupSeconds: 300,
   /** Events handed to a queue in one transaction. */
   dispatchBatch: 500,
 } as const;
