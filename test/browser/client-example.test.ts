@@ -117,7 +117,6 @@ describe.skipIf(!hasChromium)(`docs/client.md's example in headless Chromium${ne
     // A sales history of three pages at 100 a page, for the example's walk.
     await writer.pool.query(`INSERT INTO indexer.sales SELECT 'example-' || i, i, $1, $1, 1000 + i, 1, 1, i FROM generate_series(1, 250) AS i`, [wallet]);
     expect(simulate).toMatch(/^npm run simulate -- --wallet <the wallet the page prints>\s/);
-    simulating = terminal(simulate!.replace('<the wallet the page prints>', wallet), { HATCHERY_DATA_DIR: stack.dataDir });
 
     const page = await browser.newPage();
     const failures: string[] = [];
@@ -139,6 +138,9 @@ describe.skipIf(!hasChromium)(`docs/client.md's example in headless Chromium${ne
       .poll(async () => (await lines()).find((line) => line.startsWith('forged')) ?? failures[0], { timeout: 100_000 })
       .toMatch(/^forged \{"requestId":"778000001","tokenId":"778","editionId":"7","source":"(event|api)"\}$/);
     await writer.end();
+    // The simulator starts once the page has its forge request: it forges for the same wallet, and a request of its own
+    // opened before the page's read of the open ones would be the one the page waits for.
+    simulating = terminal(simulate!.replace('<the wallet the page prints>', wallet), { HATCHERY_DATA_DIR: stack.dataDir });
     await expect.poll(async () => (await lines()).some((line) => line.startsWith('reload listings')), { timeout: 30_000 }).toBe(true);
     const shown = await lines();
     expect(shown[0]).toBe(`wallet ${wallet} (a local test key): the example links it to the token's account`);
