@@ -69,15 +69,19 @@ export function broadcaster(parts: BroadcasterParts, metrics: ReturnType<typeof 
      * marketChanged to every connection, all shards at once, numbered when it
      * starts so that the versions clients see grow by one. One read of each
      * shard tells an empty one, a small one (posted here, with the ids it
-     * already has) and a large one (handed to the shard invoker).
+     * already has) and a large one (handed to the shard invoker). Resolves
+     * whether every connection was reached: false when a post was left
+     * undelivered, or a shard could not be read or handed out.
      */
-    async broadcast(listings: Listings, nextVersion: () => Promise<number>): Promise<void> {
+    async broadcast(listings: Listings, nextVersion: () => Promise<number>): Promise<boolean> {
       const version = await nextVersion();
       const frame = marketChangedMessage({ ...listings, version });
       const event = `marketChanged#${version}`;
       counters.marketChanged++;
       const startedAt = performance.now();
+      let shardFailed = false;
       const failed = (shard: number) => (error: unknown) => {
+        shardFailed = true;
         counters.failedShards++;
         log.error({ err: error, shard }, 'a shard of a broadcast could not be handed out');
         return undefined;
@@ -111,6 +115,7 @@ export function broadcaster(parts: BroadcasterParts, metrics: ReturnType<typeof 
       count(total);
       nextAt = nextBroadcastAt(startedAt, total.sent + total.gone + total.failed + total.skipped, budget);
       metrics.delivered('marketChanged', own, startedAt);
+      return !shardFailed && total.failed + total.skipped === 0;
     },
 
     /**

@@ -50,6 +50,11 @@ export function latestOnly<T>(work: (value: T) => Promise<void>, ready: () => Pr
       pending = { value };
       runs.trigger();
     },
+    /** Queues `value` only if nothing newer waits: a value pushed since replaces it. */
+    offer(value: T): void {
+      pending ??= { value };
+      runs.trigger();
+    },
     idle: () => runs.idle(),
   };
 }

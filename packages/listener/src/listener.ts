@@ -2,6 +2,7 @@ import { isDatabaseUnavailable } from '@hatchery/core/errors';
 import { readFreshness } from '@hatchery/core/indexer/freshness-read';
 import { notificationChannel } from '@hatchery/core/indexer/names';
 import { nextMarketVersion, tablesToRead, type Listings } from '@hatchery/core/realtime/changes';
+import { deliveryDeadlines } from '@hatchery/platform/aws/deadlines';
 import { broadcaster } from './broadcaster';
 import { coalesce, latestOnly } from './coalesce';
 import { changeDetection } from './detection';
@@ -11,6 +12,12 @@ import { listenerOptions, type ListenerOptions, type ListenerStats } from './opt
 import { keepSummaryOnSession, type SummaryKeeper } from './summary';
 import { keepEventLog, type EventLogKeeper } from './event-log';
 import { startWebhooks, type Webhooks } from './webhooks';
+
+/** A marketChanged to send, and how many times these listings went out before without reaching every connection. */
+interface Broadcast {
+  listings: Listings;
+  repeat: number;
+}
 
 /** How often the leader publishes each webhook endpoint's oldest pending delivery: the alarm's period. */
 const pendingAgeIntervalMs = 60_000;
@@ -63,7 +70,7 @@ export class Listener {
   private readonly indexerReads = coalesce(() => this.readIndexer());
   /** Broadcasts, each starting once the last one's audience has had its time at the budget (and the minimum interval). */
   private readonly broadcasts = latestOnly(
-    (listings: Listings) => this.broadcast(listings),
+    (broadcast: Broadcast) => this.broadcast(broadcast),
     () => this.leadership.pause(Math.max(0, this.out.nextBroadcastAt - performance.now())),
   );
 
@@ -224,7 +231,7 @@ export class Listener {
     const measured = this.metrics.readStarted();
     try {
       const changed = await this.detection.market(term.market);
-      if (changed) this.broadcasts.push(changed);
+      if (changed) this.broadcasts.push({ listings: changed, repeat: 0 });
       measured.finished(true);
     } catch (error) {
       this.failedRead(error, term, measured);
@@ -243,15 +250,22 @@ export class Listener {
     }
   }
 
-  /** marketChanged, numbered on the market session of the term it starts in; without one, the next term resyncs. */
-  private async broadcast(listings: Listings): Promise<void> {
+  /**
+   * marketChanged, numbered on the market session of the term it starts in; without one, the next term resyncs.
+   * One that did not reach every connection goes again, unless newer listings are waiting to go instead.
+   */
+  private async broadcast({ listings, repeat }: Broadcast): Promise<void> {
     const term = this.term;
     if (!term) return;
+    let reachedAll = false;
     try {
-      await this.out.broadcast(listings, () => nextMarketVersion(term.market));
+      reachedAll = await this.out.broadcast(listings, () => nextMarketVersion(term.market));
     } catch (error) {
       this.options.log.error({ err: error }, 'marketChanged could not be sent');
     }
+    if (reachedAll || this.leadership.stopped) return;
+    if (repeat < deliveryDeadlines.broadcastRepeats) this.broadcasts.offer({ listings, repeat: repeat + 1 });
+    else this.options.log.warn({ repeats: repeat }, 'marketChanged still reached not every connection; the next change sends it again');
   }
 
   /** Each endpoint's oldest pending delivery, for its alarm: the leader's to publish, so one task does. */

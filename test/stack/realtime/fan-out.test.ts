@@ -18,6 +18,7 @@ import { randomUUID } from 'node:crypto';
 import { hubConnections, managementApiClient, type HubConnections } from '@hatchery/platform/aws/management';
 import { Listener, type ListenerOptions } from '@hatchery/listener/listener';
 import { functionShards } from '@hatchery/listener/shards';
+import { isHandshakeAnswer, managementProxy } from '../../support/management-proxy';
 import { startTestStack, type TestStack } from '../../support/stack';
 import { failOnce } from './flaky-shard';
 import { anyVersion, connectHub, indexer, listingsOf, record, versionsGrow, waitFor, wallet, type Hub } from './support';
@@ -336,6 +337,40 @@ describe('a broadcast through the fan-out function', () => {
     },
     slow,
   );
+
+  it('broadcasts the listings again when a post was left undelivered, so the client it missed ends on them too', async () => {
+    while (clients.length < 2) await connect();
+    const missed = clients[1]!;
+    let failing = false;
+    let failed = 0;
+    // A post that failed in a way that may hide a delivery (a 5xx) is never tried again: only a new broadcast reaches the client.
+    const proxy = await managementProxy(
+      () => stack.url,
+      (call) => {
+        if (!failing || isHandshakeAnswer(call) || decodeURIComponent(call.path.split('/@connections/')[1] ?? '') !== missed.id) return 'forward';
+        failing = false;
+        failed++;
+        return { status: 500, type: 'InternalServerErrorException' };
+      },
+    );
+    try {
+      const listener = startListener({ managementEndpoint: proxy.url });
+      await leading(listener);
+      const undeliveredBefore = listener.stats().undelivered;
+      failing = true;
+      await writes.listToken();
+      const expected = await writes.snapshot();
+      await waitFor(() => received(missed, expected) === 1, 'the listings at the client whose post failed');
+      await listener.idle();
+      expect(failed).toBe(1);
+      expect(listener.stats().undelivered - undeliveredBefore).toBe(1);
+      // The others had them once already: the second broadcast is a new version of the same listings.
+      for (const client of clients.filter((each) => each !== missed)) expect(received(client, expected)).toBe(2);
+      expect(versionsGrow(missed.market)).toBe(true);
+    } finally {
+      proxy.close();
+    }
+  });
 
   it('posts a small audience itself, with one read per shard and no invocation', async () => {
     const listener = startListener({});

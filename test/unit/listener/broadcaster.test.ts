@@ -45,12 +45,13 @@ function memoryStore(byShard: Record<number, string[]>, groups: Record<string, s
   return { store, removed, peeked };
 }
 
-/** A management API that applies every post, and answers gone for an id that starts with "Gone". */
+/** A management API that applies every post, answers gone for an id that starts with "Gone", and fails one that starts with "Fail" (a 5xx). */
 function managementApi() {
   const posted: { id: string; frame: string }[] = [];
   const connections: HubConnections = {
     async post(id, data) {
       if (id.startsWith('Gone')) return 'gone';
+      if (id.startsWith('Fail')) throw Object.assign(new Error('internal failure'), { $metadata: { httpStatusCode: 500 } });
       posted.push({ id, frame: typeof data === 'string' ? data : decoder.decode(data) });
       return 'sent';
     },
@@ -60,13 +61,13 @@ function managementApi() {
 }
 
 /** A shard invoker that answers each job as if its shard had `sentPerShard` connections, and fails the shards in `failing`. */
-function recordingInvoker({ sentPerShard = 10, paceFactor = 1, failing = [] as number[], postsHere = false } = {}) {
+function recordingInvoker({ sentPerShard = 10, skippedPerShard = 0, paceFactor = 1, failing = [] as number[], postsHere = false } = {}) {
   const jobs: ShardJob[] = [];
   const invoke = Object.assign(
     async (job: ShardJob) => {
       jobs.push(job);
       if (failing.includes(job.shard)) throw new Error(`shard ${job.shard} failed`);
-      return { sent: sentPerShard, gone: 0, failed: 0, skipped: 0, paceFactor };
+      return { sent: sentPerShard, gone: 0, failed: 0, skipped: skippedPerShard, paceFactor };
     },
     { postsHere },
   ) satisfies ShardInvoker;
@@ -138,7 +139,7 @@ describe('a broadcast', () => {
     const api = managementApi();
     const shards = recordingInvoker();
     const { out, counters } = broadcasterOf({ store, connections: api.connections, shards: shards.invoke });
-    await out.broadcast(listings, versions(7));
+    expect(await out.broadcast(listings, versions(7))).toBe(true);
 
     const frame = marketChangedMessage({ ...listings, version: 7 });
     expect(api.posted.map(({ id }) => id).sort()).toEqual(['A1', 'A2', 'B1']);
@@ -174,8 +175,16 @@ describe('a broadcast', () => {
     const { store } = memoryStore({ 1: null as unknown as string[], 2: ['A1'], 6: ['B1', 'B2', 'B3'], 7: ['C1', 'C2', 'C3'] });
     const shards = recordingInvoker({ failing: [6] });
     const { out, counters } = broadcasterOf({ store, shards: shards.invoke });
-    await out.broadcast(listings, versions(1));
+    expect(await out.broadcast(listings, versions(1))).toBe(false);
     expect(counters).toMatchObject({ marketChanged: 1, sent: 1 + 10, failedShards: 2, shardsHanded: 2 });
+  });
+
+  it('says it reached every connection only when no post was left undelivered: a gone connection is reached, a failed post or a skipped one is not', async () => {
+    const reached = (parts: Parameters<typeof broadcasterOf>[0]) => broadcasterOf(parts).out.broadcast(listings, versions(1));
+    expect(await reached({ store: memoryStore({ 2: ['A1', 'Gone1'] }).store })).toBe(true);
+    expect(await reached({ store: memoryStore({ 2: ['A1', 'Fail1'] }).store })).toBe(false);
+    expect(await reached({ store: memoryStore({ 6: ['B1', 'B2', 'B3'] }).store, shards: recordingInvoker().invoke })).toBe(true);
+    expect(await reached({ store: memoryStore({ 6: ['B1', 'B2', 'B3'] }).store, shards: recordingInvoker({ skippedPerShard: 1 }).invoke })).toBe(false);
   });
 
   it('counts the posts of shards posted in this process as its own, and none as handed', async () => {

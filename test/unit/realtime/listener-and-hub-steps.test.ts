@@ -3,7 +3,7 @@ import { advanceCursor, marketChange, type Fulfilment } from '@hatchery/core/rea
 import { forgeFulfilledMessage, marketChangedMessage } from '@hatchery/core/realtime/events';
 import { repliesAsPosts } from '@hatchery/core/realtime/hub';
 import { messages, parseRecord, splitRecords } from '@hatchery/platform/signalr/protocol';
-import { coalesce } from '@hatchery/listener/coalesce';
+import { coalesce, latestOnly } from '@hatchery/listener/coalesce';
 import { forEachBounded } from '@hatchery/core/realtime/fan-out';
 import { resumeFrom } from '@hatchery/listener/state';
 
@@ -93,6 +93,26 @@ describe('coalescing reads', () => {
     reads.trigger();
     await reads.idle();
     expect(runs).toBe(3);
+  });
+});
+
+describe('the broadcast lane', () => {
+  it('sends only the newest value pushed while a run is under way, and one offered again only if nothing newer waits', async () => {
+    const sent: string[] = [];
+    let release!: () => void;
+    const lane = latestOnly(async (value: string) => {
+      sent.push(value);
+      if (value === 'first') await new Promise<void>((resolve) => (release = resolve));
+      if (value === 'first') lane.offer('first again');
+      if (value === 'third') lane.offer('third again');
+    });
+    lane.push('first');
+    await new Promise((resolve) => setImmediate(resolve));
+    lane.push('second');
+    lane.push('third');
+    release();
+    await lane.idle();
+    expect(sent).toEqual(['first', 'third', 'third again']);
   });
 });
 

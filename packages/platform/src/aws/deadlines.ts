@@ -30,6 +30,12 @@ export const deliveryDeadlines = {
   /** Times the listener tries a failed shard invocation again (it fails before its first post, so a retry re-sends nothing). */
   shardRetries: 2,
   /**
+   * Times the listener sends a broadcast again (a new version, the same listings) when the last one left posts
+   * undelivered or a shard unhanded: each client then ends on the latest state, and a connection whose posts keep
+   * failing costs the audience a bounded number of repeats.
+   */
+  broadcastRepeats: 3,
+  /**
    * How long the listener keeps trying a forgeFulfilled post answered 429: by then the buyer's client has given up
    * waiting and read its forge requests (the client's forge fallback, docs/realtime.md), so a later post is of no use.
    */
