@@ -1,6 +1,6 @@
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { build } from 'esbuild';
+import { build, type Metafile } from 'esbuild';
 import { httpRoutes } from '@hatchery/functions/routes';
 import { fanOutHandler, wsRoutes } from '@hatchery/functions/routes/realtime';
 import { bundleOf, sstResolution, type Bundle } from '../support/bundles';
@@ -113,10 +113,29 @@ export const functionHandlers: readonly string[] = [
   fanOutHandler,
 ];
 
+const handlerSource = (handler: string) => `${handler.replace(/\.handler$/, '')}.ts`;
+
+/**
+ * One build of every function's handler, nothing written: a module's imports are what its own source names,
+ * whichever entries share the build, so the chains from each handler are those of its own bundle, for one parse.
+ */
+let everyHandler: Promise<Metafile> | undefined;
+const everyHandlerMetafile = () =>
+  (everyHandler ??= build({
+    entryPoints: functionHandlers.map((handler) => join(repositoryRoot, handlerSource(handler))),
+    absWorkingDir: repositoryRoot,
+    ...sstResolution,
+    outdir: join(repositoryRoot, 'out'),
+    write: false,
+    metafile: true,
+    logLevel: 'silent',
+  }).then(({ metafile }) => metafile));
+
 /** The first import chain from a handler (`packages/…/file.handler`) to a module `matches` accepts, in its bundle as SST builds it, or undefined. */
 export async function handlerImportChain(handler: string, matches: (file: string) => boolean): Promise<string[] | undefined> {
-  const entry = `${handler.replace(/\.handler$/, '')}.ts`;
-  return importChain((await bundleMetafile(entry)).inputs, entry, matches);
+  const entry = handlerSource(handler);
+  const { inputs } = functionHandlers.includes(handler) ? await everyHandlerMetafile() : await bundleMetafile(entry);
+  return importChain(inputs, entry, matches);
 }
 
 /**

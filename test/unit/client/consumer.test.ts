@@ -3,12 +3,12 @@ import { cp, mkdir, mkdtemp, readdir, readFile, realpath, rm, symlink, writeFile
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { promisify } from 'node:util';
+import ts from 'typescript';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { build } from '../../../packages/client/build.mjs';
 
 const run = promisify(execFile);
 const root = join(import.meta.dirname, '..', '..', '..');
-const tsc = join(root, 'node_modules', 'typescript', 'bin', 'tsc');
 // The npm test runs under sets npm_* variables (its prefix, its workspace) that would point this npm at the repository.
 const npmEnv = Object.fromEntries(Object.entries(process.env).filter(([name]) => !/^npm_/i.test(name)));
 const npm = (args: string[], cwd: string) => run('npm', [...args, '--offline', '--ignore-scripts', '--no-audit', '--no-fund'], { cwd, env: npmEnv });
@@ -66,7 +66,7 @@ export async function app(provider: Eip1193Provider) {
 `;
 
 const resolutions = { bundler: 'ESNext', node16: 'Node16', nodenext: 'NodeNext' } as const;
-/** A guard, not a measure: a build and tsc runs take 15 s each on a loaded machine. */
+/** A guard, not a measure: the build and the type checks take seconds each on a loaded machine. */
 const guard = 120_000;
 
 describe('@hatchery/client as a TypeScript app outside the repository installs it', () => {
@@ -126,38 +126,44 @@ describe('@hatchery/client as a TypeScript app outside the repository installs i
   it.each(Object.entries(resolutions))(
     'type-checks under strict with moduleResolution %s',
     async (resolution, module) => {
-      const config = `tsconfig.${resolution}.json`;
-      await writeFile(
-        join(app, config),
-        JSON.stringify({
-          compilerOptions: {
-            target: 'ES2022',
-            lib: ['ES2022', 'DOM'],
-            module,
-            moduleResolution: resolution,
-            strict: true,
-            noEmit: true,
-            types: [],
-            skipLibCheck: false,
-          },
-          files: ['consumer.ts'],
-        }),
-      );
-      const { stdout, failed } = await run(process.execPath, [tsc, '-p', config, '--listFiles'], { cwd: app }).then(
-        ({ stdout }) => ({ stdout, failed: false }),
-        (error: { stdout: string }) => ({ stdout: error.stdout, failed: true }),
-      );
-      // tsc prints its errors, then the files it read (absolute paths), on stdout.
-      const lines = stdout.trim().split('\n');
-      const read = lines.filter((line) => line.startsWith('/'));
-      expect({ failed, errors: lines.filter((line) => !line.startsWith('/')) }).toEqual({ failed: false, errors: [] });
+      const compilerOptions = {
+        target: 'ES2022',
+        lib: ['ES2022', 'DOM'],
+        module,
+        moduleResolution: resolution,
+        strict: true,
+        noEmit: true,
+        types: [],
+        skipLibCheck: false,
+      };
+      const { errors, read } = typeCheck(compilerOptions, [join(app, 'consumer.ts')], app);
+      expect(errors).toEqual([]);
       const signalr = await realpath(join(app, 'node_modules', '@microsoft', 'signalr'));
       expect(read).toContain(join(app, 'node_modules', '@hatchery', 'client', 'dist', 'index.d.ts'));
       // Nothing of the repository's (zod, the server's packages) is read: the package, the peer and TypeScript's own lib files only.
-      expect(
-        read.filter((file) => !file.startsWith(`${app}/`) && !file.startsWith(`${signalr}/`) && dirname(file) !== dirname(tsc).replace(/bin$/, 'lib')),
-      ).toEqual([]);
+      expect(read.filter((file) => !file.startsWith(`${app}/`) && !file.startsWith(`${signalr}/`) && dirname(file) !== typescriptLib)).toEqual([]);
     },
     guard,
   );
 });
+
+/** TypeScript's own lib files, parsed once for every check: each check is otherwise a fresh tsc. */
+const typescriptLib = dirname(ts.getDefaultLibFilePath({}));
+const libFiles = new Map<string, ts.SourceFile | undefined>();
+
+/** What tsc reports for these files under these options, as a TypeScript app's own tsc run would: its errors and every file it read. */
+function typeCheck(compilerOptions: Record<string, unknown>, rootNames: string[], cwd: string): { errors: string[]; read: string[] } {
+  const { options, errors: optionErrors } = ts.convertCompilerOptionsFromJson(compilerOptions, cwd);
+  const host = ts.createCompilerHost(options);
+  const getSourceFile = host.getSourceFile.bind(host);
+  host.getSourceFile = (fileName, languageVersion, ...rest) => {
+    if (dirname(fileName) !== typescriptLib) return getSourceFile(fileName, languageVersion, ...rest);
+    const key = `${fileName}\0${JSON.stringify(languageVersion)}`;
+    if (!libFiles.has(key)) libFiles.set(key, getSourceFile(fileName, languageVersion, ...rest));
+    return libFiles.get(key);
+  };
+  host.getCurrentDirectory = () => cwd;
+  const program = ts.createProgram({ rootNames, options, host });
+  const errors = [...optionErrors, ...ts.getPreEmitDiagnostics(program)].map((diagnostic) => ts.flattenDiagnosticMessageText(diagnostic.messageText, '\n'));
+  return { errors, read: program.getSourceFiles().map((file) => file.fileName) };
+}

@@ -10,7 +10,6 @@ import { fanOutSchema } from '@hatchery/platform/config/fan-out';
 import { identitySchema } from '@hatchery/platform/config/identity';
 import { requestsSchema } from '@hatchery/platform/config/requests';
 import { telemetrySchema } from '@hatchery/platform/config/telemetry';
-import { functionHandlers, handlerImportChain } from '../../deploy/library-floor';
 
 const groups = { databaseSchema, awsSchema, identitySchema, telemetrySchema, requestsSchema, edgeSchema, accountsSchema, fanOutSchema, eventsSchema };
 
@@ -35,10 +34,5 @@ describe('the settings, by group', () => {
     const links = { DatabaseUrl: { value: 'postgres://linked.example.test/hatchery' }, Table: { name: 'stage-table' } };
     expect(readSettings(configSchema, {}, links)).toMatchObject({ DATABASE_URL: 'postgres://linked.example.test/hatchery', DYNAMODB_TABLE: 'stage-table' });
     expect(readSettings(configSchema, { DYNAMODB_TABLE: 'mine' }, links).DYNAMODB_TABLE).toBe('mine');
-  });
-
-  // A function that imported the whole configuration would build every group's schemas at each cold start.
-  it.each(functionHandlers)('%s bundles the groups it reads, never the whole configuration', async (handler) => {
-    expect(await handlerImportChain(handler, (file) => file === 'packages/platform/src/config.ts')).toBeUndefined();
   });
 });

@@ -1,8 +1,28 @@
 import { execFile } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { beforeAll, describe, expect, it, vi } from 'vitest';
+import { build } from 'esbuild';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { sstResolution } from '../../support/bundles';
 
 const run = promisify(execFile);
+
+/** log-calls.ts bundled once, as a function's code is: each case then starts a plain node on it. */
+let calls: string;
+const work = mkdtempSync(join(tmpdir(), 'hatchery-log-calls-'));
+beforeAll(async () => {
+  calls = join(work, 'log-calls.mjs');
+  await build({
+    ...sstResolution,
+    entryPoints: ['test/unit/telemetry/log-calls.ts'],
+    outfile: calls,
+    banner: { js: "import { createRequire } from 'node:module'; const require = createRequire(import.meta.url);" },
+    logLevel: 'silent',
+  });
+});
+afterAll(() => rmSync(work, { recursive: true, force: true }));
 
 /**
  * The lines Powertools Logger writes for the service, read from the stdout of
@@ -10,7 +30,7 @@ const run = promisify(execFile);
  * line outside them), in the environment Lambda gives a function.
  */
 async function logLines(env: Record<string, string> = {}): Promise<Record<string, unknown>[]> {
-  const { stdout } = await run(process.execPath, ['--import', 'tsx', 'test/unit/telemetry/log-calls.ts'], {
+  const { stdout } = await run(process.execPath, [calls], {
     env: {
       PATH: process.env.PATH ?? '',
       AWS_LAMBDA_FUNCTION_NAME: 'calls-function',
