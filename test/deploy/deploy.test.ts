@@ -24,7 +24,7 @@ import { ensurePlatform } from './sst/platform';
 import { buildRecord, dataLosingChanges, readRecord, writeRecord } from './stateful';
 import { docBlock } from '../support/docs';
 import { statefulResources } from '../../infra/stateful';
-import { inBatches, runDeploy } from './sst/run';
+import { runDeploys } from './sst/run';
 import { listenerMetrics } from '@hatchery/listener/metrics';
 import { lambdaRuntime, nodeMajor } from '../../infra/runtime';
 import { functionTimeoutSeconds } from '@hatchery/functions/function-timeouts';
@@ -75,7 +75,7 @@ beforeAll(async () => {
   started = performance.now();
   await ensurePlatform();
   const names = Object.keys(variants) as Variant[];
-  const results = await inBatches(names, 2, (name) => runDeploy(variants[name]));
+  const results = await runDeploys(names.map((name) => variants[name]));
   names.forEach((name, index) => (deploys[name] = results[index]!));
   console.log(
     `Real SST components under Pulumi mocks: ${names.map((name) => `${name} ${deploys[name].error ? 'failed' : `${deploys[name].resources.length} resources`}`).join(', ')}; ${((performance.now() - started) / 1000).toFixed(0)} s`,

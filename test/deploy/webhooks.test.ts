@@ -14,7 +14,7 @@ import { webhookMetrics } from '@hatchery/listener/metrics';
 import type { DeployResult } from './sst/deploy';
 import { deployedFunctions, inputs, ofType, only, plainStrings, state } from './sst/deployed';
 import { ensurePlatform, repositoryRoot } from './sst/platform';
-import { inBatches, runDeploy } from './sst/run';
+import { runDeploys } from './sst/run';
 import { docBlock } from '../support/docs';
 
 const stageSecrets = { SST_SECRET_IdpProjectId: 'hatchery-dev-7f3a', SST_SECRET_CorsOrigins: '', SST_SECRET_CorsAllowedHostSuffixes: '' };
@@ -108,11 +108,11 @@ beforeAll(async () => {
   const started = performance.now();
   await ensurePlatform();
   const names = Object.keys(variants);
-  const results = await inBatches(names, 2, (name) =>
-    runDeploy({
+  const results = await runDeploys(
+    names.map((name) => ({
       ...variants[name]!,
       env: Object.fromEntries(Object.entries(variants[name]!.env).filter((entry): entry is [string, string] => entry[1] !== undefined)),
-    }),
+    })),
   );
   names.forEach((name, index) => (deploys[name] = results[index]!));
   console.log(

@@ -1,7 +1,8 @@
 import { createCipheriv, createDecipheriv } from 'node:crypto';
-import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { basename, dirname, extname, join, relative } from 'node:path';
-import { build } from 'esbuild';
+import { createHash, randomUUID } from 'node:crypto';
+import { type BuildOptions, build } from 'esbuild';
 
 /** What sst.aws.Function sends the CLI's `Runtime.Build` (pkg/runtime/runtime.go BuildInput). */
 export interface BuildInput {
@@ -31,8 +32,11 @@ const forceExternal = ['sharp', 'pg-native'];
  * does it: find the handler's file, bundle it with esbuild (ESM, the CLI's
  * banner, minified when asked) and seal the links into
  * `resource.enc` (AES-256-GCM, zero nonce) for the `sst` SDK to open.
+ * `bundles` is a directory of the bundles earlier deploys of the same test
+ * run built (DeployRequest.bundles): one built from the same options is
+ * copied rather than built again.
  */
-export async function buildHandler(root: string, artifacts: string, input: BuildInput): Promise<BuildOutput> {
+export async function buildHandler(root: string, artifacts: string, input: BuildInput, bundles?: string): Promise<BuildOutput> {
   const out = join(artifacts, `${input.functionID}-src`);
   const dot = basename(input.handler).lastIndexOf('.');
   const base = join(dirname(input.handler), basename(input.handler).slice(0, dot));
@@ -42,7 +46,7 @@ export async function buildHandler(root: string, artifacts: string, input: Build
   const path = join(dirname(rel), basename(rel, extname(rel)).replaceAll('.', '-'));
   const properties = input.properties ?? {};
   const esm = properties.format !== 'cjs';
-  const result = await build({
+  const options = {
     entryPoints: [file],
     outfile: join(out, path + (esm ? '.mjs' : '.cjs')),
     platform: 'node',
@@ -67,7 +71,10 @@ export async function buildHandler(root: string, artifacts: string, input: Build
         }
       : undefined,
     logLevel: 'silent',
-  }).catch((error: { errors?: { text: string }[] }) => ({ errors: error.errors ?? [{ text: String(error) }] }));
+  } satisfies BuildOptions;
+  const result = await reusedOrBuilt(options, out, bundles).catch((error: { errors?: { text: string }[] }) => ({
+    errors: error.errors ?? [{ text: String(error) }],
+  }));
   if (result.errors.length > 0) return { handler: path + extname(input.handler), out, errors: result.errors.map((e) => e.text), sourcemaps: [] };
   if (input.encryptionKey) {
     const cipher = createCipheriv('aes-256-gcm', Buffer.from(input.encryptionKey, 'base64'), Buffer.alloc(12));
@@ -76,6 +83,35 @@ export async function buildHandler(root: string, artifacts: string, input: Build
     writeFileSync(join(out, 'resource.enc'), sealed);
   }
   return { handler: path + extname(input.handler), out, errors: [], sourcemaps: [] };
+}
+
+/**
+ * The bundle of `options` in `out`: copied from `bundles` when a deploy of the same run built it from the same
+ * options (the sources do not change within a run), else built and kept there. Keyed by every option but where the
+ * bundle is written, which is the deploy's own directory.
+ */
+async function reusedOrBuilt(options: BuildOptions & { outfile: string }, out: string, bundles: string | undefined): Promise<{ errors: { text: string }[] }> {
+  if (!bundles) return build(options);
+  const key = createHash('sha256')
+    .update(JSON.stringify({ ...options, outfile: relative(out, options.outfile) }))
+    .digest('hex');
+  const kept = join(bundles, key);
+  if (existsSync(kept)) {
+    cpSync(kept, out, { recursive: true });
+    return { errors: [] };
+  }
+  const result = await build(options);
+  if (result.errors.length === 0) {
+    // Written aside and renamed, so a deploy running beside this one never copies half a bundle.
+    const aside = join(bundles, `${key}.${randomUUID()}`);
+    cpSync(out, aside, { recursive: true });
+    try {
+      renameSync(aside, kept);
+    } catch {
+      rmSync(aside, { recursive: true, force: true });
+    }
+  }
+  return result;
 }
 
 /** The links sealed in a `resource.enc` under `key` (base64): what `Resource` from `sst/resource` opens in a function. */

@@ -26,6 +26,8 @@ export interface DeployRequest {
   env: Record<string, string>;
   /** Another config to run instead of sst.config.ts, from the repository root (a fixture that changes the app on purpose). */
   config?: string;
+  /** Where the deploys of one test run keep the function bundles they built, each reused by the next deploy that builds the same. */
+  bundles?: string;
 }
 
 export interface RecordedResource {
@@ -121,7 +123,7 @@ async function bundle(code: string, define: Record<string, string>, outfile: str
 }
 
 /** The CLI's RPC endpoint (SST_SERVER) for what the components ask of it during a deploy. */
-function startCli(work: string, artifacts: string, builds: DeployResult['builds']): Promise<Server> {
+function startCli(work: string, artifacts: string, builds: DeployResult['builds'], bundles: string | undefined): Promise<Server> {
   const methods: Record<string, (args: never) => Promise<unknown> | unknown> = {
     'Provider.Aws.Bootstrap': ({ region }: { region: string }) => ({
       asset: `sst-asset-${region}`,
@@ -132,7 +134,7 @@ function startCli(work: string, artifacts: string, builds: DeployResult['builds'
       appsyncRealtime: '',
     }),
     'Runtime.Build': async (input: BuildInput) => {
-      const result = await buildHandler(repositoryRoot, artifacts, input);
+      const result = await buildHandler(repositoryRoot, artifacts, input, bundles);
       builds[input.functionID] = {
         source: input.handler,
         handler: result.handler,
@@ -179,7 +181,7 @@ export async function deploy(request: DeployRequest): Promise<DeployResult> {
   const artifacts = join(work, 'builds');
   mkdirSync(artifacts);
   const builds: DeployResult['builds'] = {};
-  const cli = await startCli(work, artifacts, builds);
+  const cli = await startCli(work, artifacts, builds, request.bundles);
   process.env.SST_SERVER = `http://127.0.0.1:${(cli.address() as AddressInfo).port}`;
   const app = await appConfig(request.stage);
   const resources: RecordedResource[] = [];
