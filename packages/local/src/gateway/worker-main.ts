@@ -30,6 +30,7 @@ port.on('message', async ({ handler, functionName, event, timeoutMs }: WorkerReq
   let reply: WorkerReply;
   try {
     const run = await loadHandler(handler);
+    port.postMessage({ initialized: true } satisfies WorkerReply);
     reply = { ok: true, result: await run(event, lambdaContext(functionName, timeoutMs)) };
   } catch (error) {
     reply = { ok: false, error: error instanceof Error ? { name: error.name, message: error.message } : { name: 'Error', message: String(error) } };

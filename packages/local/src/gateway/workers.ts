@@ -10,12 +10,24 @@ export interface WorkerRequest {
   timeoutMs: number;
 }
 
-/** A worker's answer to its one invocation, its first message once it can take one, or an EMF document a handler published. */
+/**
+ * A worker's answer to its one invocation, its first message once it can take one, the end of an invocation's init
+ * (its handler imported), or an EMF document a handler published.
+ */
 export type WorkerReply =
   | { ok: true; result: unknown }
   | { ok: false; error: { name: string; message: string } }
   | { ready: true }
+  | { initialized: true }
   | { emf: Parameters<EmfSink>[0] };
+
+/**
+ * Lambda's Init phase (the handler's module imported) is not the invocation's: it has 10 seconds of its own, and one
+ * slower than that is run again within the invocation's timeout. Here init is bounded by their sum, and the
+ * function's timeout counts from the handler's start, so a slow import on a busy machine is not taken for a handler
+ * that ran out of time.
+ */
+const initMs = 10_000;
 
 /** A failed invocation, as Lambda reports it: the handler's error name and message. */
 export class FunctionError extends Error {
@@ -77,7 +89,7 @@ export function workerPool(size = defaultWorkers(), env: NodeJS.ProcessEnv | typ
       if (!slot.ready || slot.current || !queue.length) continue;
       const pending = queue.shift()!;
       slot.current = pending;
-      slot.timer = setTimeout(() => timedOut(slot, pending), pending.request.timeoutMs);
+      slot.timer = setTimeout(() => timedOut(slot, pending), initMs + pending.request.timeoutMs);
       slot.worker.postMessage(pending.request);
     }
   }
@@ -96,6 +108,12 @@ export function workerPool(size = defaultWorkers(), env: NodeJS.ProcessEnv | typ
     worker.on('message', (reply: WorkerReply) => {
       // A handler's metrics go where this process's go (the local stack's /metrics), as Lambda's output goes to CloudWatch.
       if ('emf' in reply) return emitEmf(reply.emf);
+      if ('initialized' in reply) {
+        const pending = slot.current;
+        clearTimeout(slot.timer);
+        if (pending) slot.timer = setTimeout(() => timedOut(slot, pending), pending.request.timeoutMs);
+        return;
+      }
       if ('ready' in reply) {
         slot.ready = true;
       } else {
