@@ -356,17 +356,19 @@ describe('a broadcast through the fan-out function', () => {
     try {
       const listener = startListener({ managementEndpoint: proxy.url });
       await leading(listener);
-      const undeliveredBefore = listener.stats().undelivered;
+      const before = listener.stats();
+      const seenBefore = new Map(clients.map((client) => [client, client.market.length]));
       failing = true;
       await writes.listToken();
       const expected = await writes.snapshot();
-      await waitFor(() => received(missed, expected) === 1, 'the listings at the client whose post failed');
+      await waitFor(() => received(missed, expected) > 0, 'the listings at the client whose post failed');
       await listener.idle();
       expect(failed).toBe(1);
-      expect(listener.stats().undelivered - undeliveredBefore).toBe(1);
-      // The others had them once already: the second broadcast is a new version of the same listings.
-      for (const client of clients.filter((each) => each !== missed)) expect(received(client, expected)).toBe(2);
-      expect(versionsGrow(missed.market)).toBe(true);
+      expect(listener.stats().undelivered - before.undelivered).toBeGreaterThan(0);
+      // The same listings went again as a new version (more than once only if a repeat left a post undelivered too).
+      expect(listener.stats().marketChanged - before.marketChanged).toBeGreaterThan(1);
+      await waitFor(() => clients.every((client) => received(client, expected) > 0), 'the listings at every client');
+      for (const client of clients) expect(versionsGrow(client.market.slice(seenBefore.get(client)))).toBe(true);
     } finally {
       proxy.close();
     }
