@@ -82,7 +82,8 @@ describe('a backlog of deliveries', () => {
     // One wake-up hands each worker one fetch; were the rest left to the poll, this would take minutes.
     await waitFor(() => new Set(received).size === backlog, `${backlog} deliveries`, 20_000);
     console.log(`${backlog} deliveries drained in ${(performance.now() - started).toFixed(0)} ms (load ${(await import('node:os')).loadavg()[0]!.toFixed(2)})`);
+    // A worker counts a delivery once the receiver's answer is in, which comes after the receiver saw the post.
+    await waitFor(() => delivered === backlog, `${backlog} deliveries counted`, 20_000);
     expect(received).toHaveLength(backlog);
-    expect(delivered).toBe(backlog);
   });
 });
