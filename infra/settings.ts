@@ -190,7 +190,7 @@ export async function checkWebhookAddresses(settings: DeploySettings): Promise<v
   }
 }
 
-/** API Gateway stage throttling: the steady rate and a burst of twice that, as the local limiter allows. */
-export function stageThrottling(settings: DeploySettings): aws.types.input.apigatewayv2.StageDefaultRouteSettings {
+/** API Gateway stage throttling (a stage's defaultRouteSettings): the steady rate and a burst of twice that, as the local limiter allows. */
+export function stageThrottling(settings: DeploySettings): { throttlingRateLimit: number; throttlingBurstLimit: number } {
   return { throttlingRateLimit: settings.stageRequestsPerSecond, throttlingBurstLimit: settings.stageRequestsPerSecond * 2 };
 }

@@ -1,10 +1,11 @@
 /**
  * The webhooks' deploy (infra/settings.ts, infra/webhooks.ts, infra/alarms.ts): `sst deploy` of sst.config.ts with
- * the endpoints docs/deploying.md declares, with none, and with each declaration a deployed stage refuses, run
- * against the real SST v4 components under Pulumi's unit-test mocks as test/deploy/deploy.test.ts runs them.
+ * the endpoints docs/deploying.md declares, with none, and with declarations a deployed stage refuses (one refused as
+ * written, one once its name resolves, one missing its secret), run against the real SST v4 components under Pulumi's
+ * unit-test mocks as test/deploy/deploy.test.ts runs them. Each rule of the declaration is
+ * test/unit/infra/deploy-settings.test.ts's.
  */
 import { execFileSync } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -15,41 +16,20 @@ import type { DeployResult } from './sst/deploy';
 import { deployedFunctions, inputs, ofType, only, plainStrings, state } from './sst/deployed';
 import { ensurePlatform, repositoryRoot } from './sst/platform';
 import { runDeploys } from './sst/run';
-import { docBlock } from '../support/docs';
+import {
+  declaration,
+  declared,
+  endpointNames,
+  endpointSecrets,
+  example,
+  oneEndpoint,
+  resolvesPrivate,
+  signing,
+  sstSecret,
+  unsafeAddresses,
+} from '../support/webhook-declarations';
 
 const stageSecrets = { SST_SECRET_IdpProjectId: 'hatchery-dev-7f3a', SST_SECRET_CorsOrigins: '', SST_SECRET_CorsAllowedHostSuffixes: '' };
-const newSecret = () => `whsec_${randomBytes(32).toString('base64')}`;
-
-/** docs/deploying.md's example: the declaration it exports, and the secrets it sets. */
-const example = docBlock('webhooks-deploy').text;
-const declaration = /^export HATCHERY_WEBHOOKS='([^']*)'$/m.exec(example)?.[1] ?? '';
-const declared = JSON.parse(declaration) as { name: string; url: string; types: string[]; finality: string }[];
-const endpointNames = declared.map(({ name }) => name);
-
-/** Each endpoint's secrets as the stage holds them: `game` mid-rotation (a next secret set), `leaderboard` with its current one only. */
-const signing = { game: [newSecret(), newSecret()], leaderboard: [newSecret()] } as Record<string, string[]>;
-const sstSecret = (name: string) => `SST_SECRET_${name}`;
-const endpointSecrets = Object.fromEntries(
-  Object.entries(signing).flatMap(([endpoint, [current, next]]) => [
-    [sstSecret(webhookSecretNames(endpoint).current), current!],
-    ...(next ? [[sstSecret(webhookSecretNames(endpoint).next), next]] : []),
-  ]),
-);
-
-const oneEndpoint = (url: string) => JSON.stringify([{ name: 'game', url, types: ['forge.fulfilled'], finality: 'latest' }]);
-/** Each address a deployed stage refuses, and the reason its error must give. */
-const unsafe = {
-  http: { url: 'http://game.example.com/hooks', reason: /url: must begin with https:\/\/ in a deployed stage/ },
-  loopback: { url: 'https://127.0.0.1/hooks', reason: /url: 127\.0\.0\.1 is not a public address: a deployed stage refuses it/ },
-  private: { url: 'https://10.0.0.1/hooks', reason: /url: 10\.0\.0\.1 is not a public address: a deployed stage refuses it/ },
-  metadata: { url: 'https://169.254.169.254/latest/meta-data/', reason: /url: 169\.254\.169\.254 is not a public address: a deployed stage refuses it/ },
-  ipv6Loopback: { url: 'https://[::1]/hooks', reason: /url: ::1 is not a public address: a deployed stage refuses it/ },
-  resolvesPrivate: {
-    url: 'https://localhost/hooks',
-    reason: /url: localhost resolves to (127\.0\.0\.1|::1), which is not a public address: a deployed stage refuses it/,
-  },
-};
-const malformedSecret = 'hunter2-is-no-webhook-secret';
 
 const variants = {
   declared: { stage: 'dev', env: { ...stageSecrets, ...endpointSecrets, HATCHERY_WEBHOOKS: declaration } },
@@ -70,36 +50,9 @@ const variants = {
     stage: 'dev',
     env: { ...stageSecrets, ...endpointSecrets, [sstSecret(webhookSecretNames('game').current)]: undefined, HATCHERY_WEBHOOKS: declaration },
   },
-  /** `game`'s current secret malformed, `leaderboard`'s next the same as its current. */
-  badSecrets: {
-    stage: 'dev',
-    env: {
-      ...stageSecrets,
-      ...endpointSecrets,
-      [sstSecret(webhookSecretNames('game').current)]: malformedSecret,
-      [sstSecret(webhookSecretNames('leaderboard').next)]: signing.leaderboard![0]!,
-      HATCHERY_WEBHOOKS: declaration,
-    },
-  },
-  inlineSecrets: {
-    stage: 'dev',
-    env: {
-      ...stageSecrets,
-      ...endpointSecrets,
-      HATCHERY_WEBHOOKS: JSON.stringify(declared.map((endpoint) => ({ ...endpoint, secrets: signing[endpoint.name] }))),
-    },
-  },
-  /** `game`'s next secret is `game-next`'s current one by name. */
-  sharedSecretNames: {
-    stage: 'dev',
-    env: { ...stageSecrets, ...endpointSecrets, HATCHERY_WEBHOOKS: JSON.stringify([declared[0], { ...declared[0], name: 'game-next' }]) },
-  },
-  ...Object.fromEntries(
-    Object.entries(unsafe).map(([name, { url }]) => [
-      name,
-      { stage: 'dev', env: { ...stageSecrets, ...endpointSecrets, HATCHERY_WEBHOOKS: oneEndpoint(url) } },
-    ]),
-  ),
+  /** A declaration refused as written (the rules: test/unit/infra/deploy-settings.test.ts), and one refused once its name resolves. */
+  http: { stage: 'dev', env: { ...stageSecrets, ...endpointSecrets, HATCHERY_WEBHOOKS: oneEndpoint(unsafeAddresses.http.url) } },
+  resolvesPrivate: { stage: 'dev', env: { ...stageSecrets, ...endpointSecrets, HATCHERY_WEBHOOKS: oneEndpoint(resolvesPrivate.url) } },
 } as Record<string, { stage: string; env: Record<string, string | undefined> }>;
 
 const deploys: Record<string, DeployResult> = {};
@@ -373,28 +326,15 @@ describe('a stage that declares no endpoint', () => {
 });
 
 describe('a declaration a deployed stage refuses', () => {
-  it.each(Object.entries(unsafe))('refuses %s, naming the endpoint and why, before it creates anything', (name, { reason }) => {
-    const { error, resources } = deploys[name]!;
-    expect(error).toMatch(/^Invalid deploy settings: HATCHERY_WEBHOOKS/);
-    expect(error).toMatch(new RegExp(`endpoint "game": ${reason.source}`));
-    expect(resources.filter((resource) => resource.type.startsWith('aws:'))).toEqual([]);
-  });
-
-  it('refuses a secret written into the setting, a malformed stage secret and a next secret equal to the current, quoting none', () => {
-    const inline = deploys.inlineSecrets!.error!;
-    expect(inline).toMatch(/^Invalid deploy settings: HATCHERY_WEBHOOKS/);
-    for (const endpoint of endpointNames) expect(inline).toContain(`endpoint "${endpoint}" writes its secrets into the setting`);
-    const bad = deploys.badSecrets!.error!;
-    expect(bad).toMatch(/endpoint "game": secrets\.0: must be whsec_ and the base64 of 24 to 64 random bytes/);
-    expect(bad).toMatch(/endpoint "leaderboard": secrets: must hold two different secrets/);
-    for (const error of [inline, bad]) for (const secret of [...Object.values(signing).flat(), malformedSecret]) expect(error).not.toContain(secret);
-  });
-
-  it('refuses two endpoints whose secrets’ names would be the same', () => {
-    expect(deploys.sharedSecretNames!.error).toMatch(
-      /^Invalid deploy settings: HATCHERY_WEBHOOKS.*: endpoints "game" and "game-next" would share the SST secret WebhookGameNextSecret: rename one$/,
-    );
-  });
+  it.each(Object.entries({ http: unsafeAddresses.http, resolvesPrivate }))(
+    'stops the deploy at %s, naming the endpoint and why, before it creates anything',
+    (name, { reason }) => {
+      const { error, resources } = deploys[name]!;
+      expect(error).toMatch(/^Invalid deploy settings: HATCHERY_WEBHOOKS/);
+      expect(error).toMatch(new RegExp(`endpoint "game": ${reason.source}`));
+      expect(resources.filter((resource) => resource.type.startsWith('aws:'))).toEqual([]);
+    },
+  );
 
   it('stops at an endpoint whose current secret is not set, naming it and how to set it', () => {
     expect(deploys.missingSecret!.error).toMatch(/Set a value for WebhookGameSecret with `sst secret set WebhookGameSecret <value>`/);
