@@ -172,8 +172,8 @@ describe.each<Layout>(['direct', 'views'])('Ponder, %s layout', (layout) => {
     const backfilled = ponder.messages().filter((message) => message.msg === 'Indexed block range');
     expect(backfilled.reduce((sum, message) => sum + Number(message.event_count), 0)).toBeGreaterThan(0);
 
-    // Nothing is notified for the backfill; each block indexed live after /ready is, once per channel.
-    expect(notifications.received.filter((entry) => entry.at < readyAt)).toEqual([]);
+    // Nothing is notified for the backfill; each block indexed live is, once per channel. Counted, not timed: Ponder
+    // may index the live blocks before a poll of /ready sees it answer.
     for (const channel of channels) {
       await notifications.waitFor(channel, Number(head - finalizedAtStart));
       await new Promise((resolve) => setTimeout(resolve, 200));
