@@ -3,6 +3,13 @@ import { demoSizes } from '@hatchery/local/demo-data';
 import { startTestStack, type TestStack } from '../support/stack';
 import { hasChromium, launchChromium, needsChromium, type Browser } from './chromium';
 
+/**
+ * A guard, not a measure: Swagger UI's bundle parses and renders slowly beside a loaded machine's other tests. A step
+ * that never ends fails within it, naming its locator (stepTimeout).
+ */
+const guard = 90_000;
+const stepTimeout = 60_000;
+
 /** The API explorer in a real browser. */
 describe.skipIf(!hasChromium)(`/docs in Chromium${needsChromium}`, () => {
   let stack: TestStack;
@@ -16,12 +23,13 @@ describe.skipIf(!hasChromium)(`/docs in Chromium${needsChromium}`, () => {
     await stack?.stop();
   });
 
-  it('renders every operation of /openapi.json, from /docs and /docs/', async () => {
+  it('renders every operation of /openapi.json, from /docs and /docs/', { timeout: guard }, async () => {
     const document = (await (await stack.get('/openapi.json')).json()) as { paths: Record<string, Record<string, { operationId: string }>> };
     const operationIds = Object.values(document.paths).flatMap((methods) => Object.values(methods).map((operation) => operation.operationId));
     expect(operationIds.length).toBeGreaterThan(10);
 
     const page = await browser.newPage();
+    page.setDefaultTimeout(stepTimeout);
     const failed: string[] = [];
     page.on('requestfailed', (request) => failed.push(request.url()));
     await page.goto(`${stack.url}/docs/`);
@@ -34,8 +42,9 @@ describe.skipIf(!hasChromium)(`/docs in Chromium${needsChromium}`, () => {
     await page.close();
   });
 
-  it('"Try it out" on a list endpoint shows a 200 and the page of data', async () => {
+  it('"Try it out" on a list endpoint shows a 200 and the page of data', { timeout: guard }, async () => {
     const page = await browser.newPage();
+    page.setDefaultTimeout(stepTimeout);
     await page.goto(`${stack.url}/docs#/accounts/listAccountNfts`);
     const operation = page.locator('#operations-accounts-listAccountNfts');
     await operation.locator('.try-out__btn').click();
