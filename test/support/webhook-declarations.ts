@@ -7,7 +7,7 @@ import { randomBytes } from 'node:crypto';
 import { webhookSecretNames } from '@hatchery/platform/config/events';
 import { docBlock } from './docs';
 
-export const newSecret = () => `whsec_${randomBytes(32).toString('base64')}`;
+const newSecret = () => `whsec_${randomBytes(32).toString('base64')}`;
 
 /** docs/deploying.md's example: the declaration it exports, and the secrets it sets. */
 export const example = docBlock('webhooks-deploy').text;
