@@ -25,6 +25,7 @@ export default defineConfig({
       // A worker thread per file: as isolated as a process for modules, and quicker to start; no unit test runs a handler's pool.
       { test: { ...shared, pool: 'threads', name: 'unit', include: ['test/unit/**/*.test.ts'], maxWorkers, sequence: { groupOrder: 0 } } },
       { test: { ...shared, name: 'network', include: ['test/network/**/*.test.ts'], maxWorkers, sequence: { groupOrder: 1 } } },
+      { test: { ...shared, name: 'package', include: ['test/package/**/*.test.ts'], maxWorkers, sequence: { groupOrder: 1 } } },
       {
         test: {
           ...withStack,
