@@ -20,3 +20,44 @@ describe.concurrent('an invocation in the local Lambda service', () => {
     await expect(answer).rejects.toMatchObject({ errorType: 'Sandbox.Timedout' });
   });
 });
+
+describe('the local Lambda service’s execution environments', () => {
+  const instance = (pool: ReturnType<typeof workerPool>, waitMs = 0) =>
+    pool.invoke({ handler: 'test/unit/local/handlers/instance.handler', functionName: 'instance', event: { waitMs } }) as Promise<string>;
+
+  it('starts each only once an invocation needs it, up to the pool’s size, and keeps it for the next', async () => {
+    const lazy = workerPool(2);
+    try {
+      expect(lazy.started).toBe(0);
+      const first = await instance(lazy);
+      expect(lazy.started).toBe(1);
+      expect(await instance(lazy)).toBe(first);
+      // Three at once: the started worker takes one, and the two waiting start one more, the pool's size.
+      const together = Promise.all([instance(lazy, 300), instance(lazy, 300), instance(lazy, 300)]);
+      expect(lazy.started).toBe(2);
+      expect(await together).toHaveLength(3);
+      expect(lazy.started).toBe(2);
+    } finally {
+      await lazy.close();
+    }
+  });
+
+  it('starts afresh after a recycle or a timeout: the ended worker’s state is gone', async () => {
+    const lazy = workerPool(1);
+    try {
+      const first = await instance(lazy);
+      await lazy.recycle();
+      expect(lazy.started).toBe(0);
+      const second = await instance(lazy);
+      expect(second).not.toBe(first);
+      await expect(
+        lazy.invoke({ handler: 'test/unit/local/handlers/slow-run.handler', functionName: 'slow-run', event: {}, timeoutMs: 200 }),
+      ).rejects.toMatchObject({ errorType: 'Sandbox.Timedout' });
+      const third = await instance(lazy);
+      expect(third).not.toBe(second);
+      expect(lazy.started).toBe(1);
+    } finally {
+      await lazy.close();
+    }
+  });
+});

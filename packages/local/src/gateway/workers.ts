@@ -42,12 +42,14 @@ export class FunctionError extends Error {
 
 export interface WorkerPool {
   readonly size: number;
+  /** The workers started and not yet ended: none until an invocation needs one. */
+  readonly started: number;
   /** Runs one invocation in the next free worker; rejects with a FunctionError when the handler throws or its worker dies. */
   invoke(invocation: { handler: string; functionName: string; event: unknown; timeoutMs?: number }): Promise<unknown>;
   /**
-   * Replaces every worker with a fresh one, as a deploy replaces a function's environments: what the handlers kept
-   * between invocations (a fan-out pacer's lessons, their clients) goes. Only when idle: it throws while an
-   * invocation runs or waits.
+   * Ends every worker, as a deploy replaces a function's environments: what the handlers kept between invocations
+   * (a fan-out pacer's lessons, their clients) goes, and the next invocation starts a fresh one. Only when idle: it
+   * throws while an invocation runs or waits.
    */
   recycle(): Promise<void>;
   close(): Promise<void>;
@@ -86,11 +88,18 @@ export function workerPool(size = defaultWorkers(), env: NodeJS.ProcessEnv | typ
 
   function dispatch(): void {
     for (const slot of slots) {
-      if (!slot.ready || slot.current || !queue.length) continue;
+      if (!slot?.ready || slot.current || !queue.length) continue;
       const pending = queue.shift()!;
       slot.current = pending;
       slot.timer = setTimeout(() => timedOut(slot, pending), initMs + pending.request.timeoutMs);
       slot.worker.postMessage(pending.request);
+    }
+    // What still waits gets a worker of its own, up to the pool's size, counting those already starting.
+    let starting = slots.filter((slot) => slot && !slot.ready).length;
+    for (let index = 0; index < slots.length && queue.length > starting && !closing; index++) {
+      if (slots[index]) continue;
+      slots[index] = start();
+      starting++;
     }
   }
 
@@ -98,6 +107,7 @@ export function workerPool(size = defaultWorkers(), env: NodeJS.ProcessEnv | typ
   function timedOut(slot: Slot, pending: Pending): void {
     if (slot.current !== pending) return;
     slot.current = undefined;
+    slot.ready = false;
     pending.reject(new FunctionError('Sandbox.Timedout', `Task timed out after ${(pending.request.timeoutMs / 1000).toFixed(2)} seconds`));
     void slot.worker.terminate();
   }
@@ -125,22 +135,29 @@ export function workerPool(size = defaultWorkers(), env: NodeJS.ProcessEnv | typ
       }
       dispatch();
     });
-    // A worker that dies takes its invocation with it, as a crashed Lambda instance does; a fresh one replaces it.
+    // A worker that dies takes its invocation with it, as a crashed Lambda instance does; the next invocation that
+    // finds no free worker starts a fresh one.
     worker.on('exit', (code) => {
       clearTimeout(slot.timer);
       slot.current?.reject(new FunctionError('Runtime.ExitError', `the worker exited with code ${code}`));
       slot.current = undefined;
       const index = slots.indexOf(slot);
-      if (!closing && index >= 0) slots[index] = start();
+      if (index >= 0) slots[index] = undefined;
+      dispatch();
     });
     worker.on('error', () => undefined);
     return slot;
   }
 
-  const slots: Slot[] = Array.from({ length: Math.max(1, size) }, start);
+  // Each started when an invocation needs it, as Lambda starts an execution environment: a stack that never invokes
+  // a function spends nothing on its workers.
+  const slots: (Slot | undefined)[] = Array.from({ length: Math.max(1, size) }, () => undefined);
 
   return {
     size: slots.length,
+    get started() {
+      return slots.filter(Boolean).length;
+    },
     invoke({ handler, functionName, event, timeoutMs = 30_000 }) {
       return new Promise((resolve, reject) => {
         queue.push({ request: { handler, functionName, event, timeoutMs }, resolve, reject });
@@ -149,14 +166,19 @@ export function workerPool(size = defaultWorkers(), env: NodeJS.ProcessEnv | typ
     },
     async recycle() {
       if (closing) throw new Error('the worker pool is closed');
-      if (queue.length || slots.some((slot) => slot.current)) throw new Error('the worker pool is busy: recycle it once its invocations are done');
-      // Each worker's exit puts a fresh one in its slot (start's exit handler), before terminate resolves.
-      await Promise.all(slots.map((slot) => slot.worker.terminate()));
+      if (queue.length || slots.some((slot) => slot?.current)) throw new Error('the worker pool is busy: recycle it once its invocations are done');
+      // Each worker's exit empties its slot (start's exit handler), before terminate resolves: the next invocation starts afresh.
+      await Promise.all(
+        slots.map((slot) => {
+          if (slot) slot.ready = false;
+          return slot?.worker.terminate();
+        }),
+      );
     },
     async close() {
       closing = true;
       for (const pending of queue.splice(0)) pending.reject(new FunctionError('Runtime.ExitError', 'the worker pool closed'));
-      await Promise.all(slots.map((slot) => slot.worker.terminate()));
+      await Promise.all(slots.map((slot) => slot?.worker.terminate()));
     },
   };
 }
