@@ -102,7 +102,14 @@ describe('a frozen database', () => {
     try {
       for (const round of ['idle connections', 'new connections']) {
         const lag = watchLag();
-        const results = await Promise.all(Object.entries(requests).map(async ([name, request]) => ({ name, ...(await answered(request)) })));
+        const results = await Promise.all(
+          Object.entries(requests).map(async ([name, request]) => {
+            const outcome = await answered(request).catch((error: unknown) => {
+              throw new Error(`${name} (${round}) had no answer within ${hungAfterMs} ms`, { cause: error });
+            });
+            return { name, ...outcome };
+          }),
+        );
         const boundMs = databaseLimits.unavailableWithinMs + slackMs({ lagMs: lag.stop(), roundTripMs });
         for (const { name, reply, ms } of results) {
           expect(reply.status, `${name} (${round})`).toBe(503);
