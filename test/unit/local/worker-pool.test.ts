@@ -21,7 +21,7 @@ describe.concurrent('an invocation in the local Lambda service', () => {
   });
 });
 
-describe('the local Lambda service’s execution environments', () => {
+describe.concurrent('the local Lambda service’s execution environments', () => {
   const instance = (pool: ReturnType<typeof workerPool>, waitMs = 0) =>
     pool.invoke({ handler: 'test/unit/local/handlers/instance.handler', functionName: 'instance', event: { waitMs } }) as Promise<string>;
 
