@@ -192,26 +192,37 @@ function checkOut(): Promise<pg.PoolClient> {
  * One promise, its steps the pool's and the client's callbacks: a read takes
  * no more turns than it has round trips.
  */
-function poolStatement<Row>(config: pg.QueryConfig | pg.QueryArrayConfig): Promise<Row[]> {
+function poolStatement<Row extends pg.QueryResultRow, T>(config: pg.QueryConfig | pg.QueryArrayConfig, answer: (result: pg.QueryResult<Row>) => T): Promise<T> {
   return new Promise((resolve, reject) =>
     withPoolClient((client) => {
-      boundedQuery(client, config, (failure, result) => {
+      boundedQuery<Row>(client, config, (failure, result) => {
         client.release(failure);
         if (failure) reject(failure);
-        else resolve(result!.rows as Row[]);
+        else resolve(answer(result!));
       });
     }, reject),
   );
 }
 
+const rowsOf = <Row extends pg.QueryResultRow>(result: pg.QueryResult<Row>): Row[] => result.rows;
+
+/**
+ * The pool as a Queryable, for a reader written against one: each statement a poolStatement, not retried (wrap the
+ * read in withRetry where a retry is wanted). Never pg's own pool.query, which waits on a frozen server forever.
+ */
+export const pooled: Queryable = {
+  query: ((text: string | pg.QueryConfig, values?: unknown[]) =>
+    poolStatement(typeof text === 'string' ? { text, values } : text, (result) => result)) as Queryable['query'],
+};
+
 /** One parameterized statement, retried on transient failures. */
 export async function query<Row extends pg.QueryResultRow>(text: string, values: unknown[] = []): Promise<Row[]> {
-  return withRetry(() => traced('postgres query', () => poolStatement<Row>({ text, values })));
+  return withRetry(() => traced('postgres query', () => poolStatement<Row, Row[]>({ text, values }, rowsOf)));
 }
 
 /** One parameterized statement, retried on transient failures, its rows as arrays of their values in select order: no object per row for a reader that builds its own. */
 export async function queryValues(text: string, values: unknown[] = []): Promise<unknown[][]> {
-  return withRetry(() => traced('postgres query', () => poolStatement<unknown[]>({ text, values, rowMode: 'array' })));
+  return withRetry(() => traced('postgres query', () => poolStatement<unknown[], unknown[][]>({ text, values, rowMode: 'array' }, rowsOf)));
 }
 
 /** A transaction, retried as a whole on transient failures (including serialization failures). */

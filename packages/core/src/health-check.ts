@@ -1,4 +1,4 @@
-import { db } from './db';
+import { pooled } from './db';
 import { AppError } from './errors';
 import type { Health } from './health';
 import type { Freshness } from './indexer/freshness';
@@ -16,7 +16,7 @@ const unreachable = () => new AppError('unavailable', `The database did not answ
  */
 export async function checkHealth(timeoutMs: number = healthTimeoutMs): Promise<Health> {
   let timer: ReturnType<typeof setTimeout> | undefined;
-  const ping = db().query('SELECT 1');
+  const ping = pooled.query('SELECT 1');
   // The indexer's position is reported, never a reason to fail: the database's answer above is.
   const indexer = currentFreshness().catch((): Freshness => 'unknown');
   // Once the timeout has answered, a late failure of the ping has no one to tell.

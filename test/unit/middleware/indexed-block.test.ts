@@ -13,8 +13,8 @@ import { httpRequest, thrownBy, type HttpRequest } from './requests';
  * test moves.
  */
 const index = vi.hoisted(() => ({
-  /** What a read of the index answers now: a block, 'unknown' (no Ponder tables), or a failed read. */
-  answer: 'unknown' as bigint | 'unknown' | 'fails',
+  /** What a read of the index answers now: a block, 'unknown' (no Ponder tables), a database that does not answer, or another failure. */
+  answer: 'unknown' as bigint | 'unknown' | 'unavailable' | 'fails',
   now: 0,
   reads: { current: 0, polled: 0 },
 }));
@@ -43,7 +43,8 @@ vi.mock('@hatchery/core/indexer/min-block-read', async () => {
 async function read(which: 'current' | 'polled'): Promise<Freshness> {
   index.reads[which]++;
   const { answer } = index;
-  if (answer === 'fails') throw Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' });
+  if (answer === 'unavailable') throw new Error('Query read timeout');
+  if (answer === 'fails') throw Object.assign(new Error('permission denied for table _ponder_checkpoint'), { code: '42501' });
   if (answer === 'unknown') return 'unknown';
   const chain = {
     chainId: 8453,
@@ -128,6 +129,12 @@ describe('indexedRead().report', () => {
     index.now += 60_000;
     index.answer = 'fails';
     expect((await answered(indexedRead(), ok())).headers).toEqual({ 'content-type': 'application/json' });
+  });
+
+  it('is unavailable at once when the database does not answer the position: the read would wait on it too', async () => {
+    index.answer = 'unavailable';
+    const request = httpRequest();
+    await expect(indexedRead().report.before!(request)).rejects.toThrow('Query read timeout');
   });
 });
 

@@ -1,4 +1,4 @@
-import { db, isMissingRelation, isUndefinedColumn, type Queryable } from '../db';
+import { isMissingRelation, isUndefinedColumn, pooled, withRetry, type Queryable } from '../db';
 import { indexerTable } from './names';
 import { cachedFreshness, decodeCheckpoint, type Freshness } from './freshness';
 
@@ -41,5 +41,8 @@ export async function readFreshness(client: Queryable, now: number = Date.now())
   }
 }
 
+/** readFreshness on a client of the pool: bounded as every statement is, and retried on a transient failure. */
+export const readPooledFreshness = (): Promise<Freshness> => withRetry(() => readFreshness(pooled));
+
 /** This instance's view of the index, shared by the indexed reads' headers and /health. */
-export const currentFreshness = cachedFreshness(() => readFreshness(db()));
+export const currentFreshness = cachedFreshness(readPooledFreshness);

@@ -1,6 +1,5 @@
-import { db } from '../db';
 import { cachedFreshness } from './freshness';
-import { readFreshness } from './freshness-read';
+import { readPooledFreshness } from './freshness-read';
 import { minBlockLimits } from './min-block';
 
 /**
@@ -9,4 +8,4 @@ import { minBlockLimits } from './min-block';
  * one instance, the database sees one short query per interval, on a pooled
  * connection held only for it.
  */
-export const polledFreshness = cachedFreshness(() => readFreshness(db()), minBlockLimits.pollMs);
+export const polledFreshness = cachedFreshness(readPooledFreshness, minBlockLimits.pollMs);

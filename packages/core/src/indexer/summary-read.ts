@@ -1,5 +1,5 @@
-import { db } from '../db';
-import { currentFreshness, readFreshness } from './freshness-read';
+import { isDatabaseUnavailable } from '../errors';
+import { currentFreshness, readPooledFreshness } from './freshness-read';
 import type { Freshness } from './freshness';
 import type { MinBlock } from './min-block';
 import { currentSummary, summaryLimits, summedSummary, type AgedSummary } from './summary-store';
@@ -35,7 +35,7 @@ export async function getSummary(minBlock?: MinBlock): Promise<SummaryDto> {
   // Concurrent requests share a sum; one that started before this request's block was indexed does not count.
   const shared = summing && (await summing.catch(() => undefined));
   if (shared && reaches(shared.asOf, minBlock)) return shared.value;
-  summing ??= readAndKeep(summedSummary, () => readFreshness(db())).finally(() => {
+  summing ??= readAndKeep(summedSummary, readPooledFreshness).finally(() => {
     summing = undefined;
   });
   return (await summing).value;
@@ -50,8 +50,12 @@ function reaches(asOf: Freshness, minBlock: MinBlock): boolean {
 
 async function readAndKeep(read: () => Promise<AgedSummary>, position: () => Promise<Freshness>): Promise<Kept> {
   const askedAt = Date.now();
-  // Read before the sums start, so the totals are exact at least as of this position.
-  const before = await position().catch((): Freshness => 'unknown');
+  // Read before the sums start, so the totals are exact at least as of this position. A database that cannot answer
+  // this cannot answer the sums either: the read ends here, unavailable, rather than waiting for them to time out too.
+  const before = await position().catch((error: unknown): Freshness => {
+    if (isDatabaseUnavailable(error)) throw error;
+    return 'unknown';
+  });
   const { value, ageMs } = await read();
   const kept: Kept = { value, expiresAt: askedAt + summaryLimits.cacheMs - ageMs, asOf: ageMs === 0 ? before : 'unknown' };
   // A slower read that started earlier never replaces what a later one kept.

@@ -1,3 +1,4 @@
+import { isDatabaseUnavailable } from '@hatchery/core/errors';
 import { freshnessHeaders, type Freshness } from '@hatchery/core/indexer/freshness';
 import { currentFreshness } from '@hatchery/core/indexer/freshness-read';
 import { polledFreshness } from '@hatchery/core/indexer/min-block-read';
@@ -16,8 +17,9 @@ export interface IndexedRead {
  * How far the index had got when the data was read, on every indexed read's
  * success. Asked before the handler runs, so the headers never claim more
  * than the answer holds; after a `minBlock` wait, they are what the wait saw
- * (that block or later). Without Ponder's tables, or when they cannot be
- * read, there are no headers and the read answers as ever.
+ * (that block or later). Without Ponder's tables, or when another failure
+ * keeps them from being read, there are no headers and the read answers as
+ * ever; a database that does not answer makes the read unavailable (503).
  */
 export const indexedRead = (): IndexedRead => {
   const seen = requestState<Freshness>('freshness seen');
@@ -32,7 +34,11 @@ export const indexedRead = (): IndexedRead => {
         }
         return currentFreshness().then(
           (freshness) => seen.set(request, freshness),
-          () => seen.set(request, 'unknown'),
+          (error: unknown) => {
+            // The read would meet the same database, and time out after this did: unavailable now, within the bound.
+            if (isDatabaseUnavailable(error)) throw error;
+            seen.set(request, 'unknown');
+          },
         );
       },
       after: (request) => {
