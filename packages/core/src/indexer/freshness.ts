@@ -1,3 +1,4 @@
+import { isDatabaseUnavailable } from '../errors';
 import { finalizedBlockHeader, indexedBlockHeader, safeBlockHeader } from './names';
 import type { Freshness } from './freshness-schema';
 
@@ -13,6 +14,15 @@ export { indexedBlockHeader };
 
 /** How long an instance reuses what it read of the indexer's position (the lists' X-Indexed-Block, /health). */
 export const freshnessCacheMs = 1_000;
+
+/**
+ * A failed read of the position, for a read that asks for it first: unknown, unless the database did not answer,
+ * which the read's own statements would meet too, after waiting as long again; then the failure stands (503).
+ */
+export function unknownUnlessUnavailable(error: unknown): Freshness {
+  if (isDatabaseUnavailable(error)) throw error;
+  return 'unknown';
+}
 
 type BlockOf = 'block' | 'safeBlock' | 'finalizedBlock';
 

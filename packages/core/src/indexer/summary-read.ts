@@ -1,6 +1,5 @@
-import { isDatabaseUnavailable } from '../errors';
 import { currentFreshness, readPooledFreshness } from './freshness-read';
-import type { Freshness } from './freshness';
+import { unknownUnlessUnavailable, type Freshness } from './freshness';
 import type { MinBlock } from './min-block';
 import { currentSummary, summaryLimits, summedSummary, type AgedSummary } from './summary-store';
 import type { SummaryDto } from './summary';
@@ -50,12 +49,8 @@ function reaches(asOf: Freshness, minBlock: MinBlock): boolean {
 
 async function readAndKeep(read: () => Promise<AgedSummary>, position: () => Promise<Freshness>): Promise<Kept> {
   const askedAt = Date.now();
-  // Read before the sums start, so the totals are exact at least as of this position. A database that cannot answer
-  // this cannot answer the sums either: the read ends here, unavailable, rather than waiting for them to time out too.
-  const before = await position().catch((error: unknown): Freshness => {
-    if (isDatabaseUnavailable(error)) throw error;
-    return 'unknown';
-  });
+  // Read before the sums start, so the totals are exact at least as of this position.
+  const before = await position().catch(unknownUnlessUnavailable);
   const { value, ageMs } = await read();
   const kept: Kept = { value, expiresAt: askedAt + summaryLimits.cacheMs - ageMs, asOf: ageMs === 0 ? before : 'unknown' };
   // A slower read that started earlier never replaces what a later one kept.

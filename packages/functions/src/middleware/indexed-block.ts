@@ -1,5 +1,4 @@
-import { isDatabaseUnavailable } from '@hatchery/core/errors';
-import { freshnessHeaders, type Freshness } from '@hatchery/core/indexer/freshness';
+import { freshnessHeaders, unknownUnlessUnavailable, type Freshness } from '@hatchery/core/indexer/freshness';
 import { currentFreshness } from '@hatchery/core/indexer/freshness-read';
 import { polledFreshness } from '@hatchery/core/indexer/min-block-read';
 import { awaitMinBlock, parseMinBlock } from '@hatchery/core/indexer/min-block';
@@ -34,11 +33,7 @@ export const indexedRead = (): IndexedRead => {
         }
         return currentFreshness().then(
           (freshness) => seen.set(request, freshness),
-          (error: unknown) => {
-            // The read would meet the same database, and time out after this did: unavailable now, within the bound.
-            if (isDatabaseUnavailable(error)) throw error;
-            seen.set(request, 'unknown');
-          },
+          (error: unknown) => seen.set(request, unknownUnlessUnavailable(error)),
         );
       },
       after: (request) => {

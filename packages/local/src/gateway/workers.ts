@@ -94,7 +94,8 @@ export function workerPool(size = defaultWorkers(), env: NodeJS.ProcessEnv | typ
       slot.timer = setTimeout(() => timedOut(slot, pending), initMs + pending.request.timeoutMs);
       slot.worker.postMessage(pending.request);
     }
-    // What still waits gets a worker of its own, up to the pool's size, counting those already starting.
+    // What still waits gets a worker of its own, up to the pool's size, counting those not ready: one starting will
+    // take an invocation once ready, and one ending empties its slot and dispatches again on its exit.
     let starting = slots.filter((slot) => slot && !slot.ready).length;
     for (let index = 0; index < slots.length && queue.length > starting && !closing; index++) {
       if (slots[index]) continue;
